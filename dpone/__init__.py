@@ -1,0 +1,3 @@
+"""dpone REST bulk delivery."""
+
+__version__ = "0.75.0.dev0"

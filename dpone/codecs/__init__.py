@@ -1,0 +1,1 @@
+"""dpone.codecs."""

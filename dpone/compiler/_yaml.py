@@ -1,0 +1,204 @@
+"""A bounded, strict YAML loader on ruamel.yaml.
+
+Reads bytes, validates UTF-8 itself, composes the node tree (never constructs arbitrary
+objects), and converts it to plain JSON-compatible data while recording the line and column of
+every value. Duplicate keys, anchors/aliases, custom tags, multiple documents and documents over
+the byte, depth or node bounds are refused with a catalog code and the location.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from dpone.contracts import DponeError, Location
+
+MAX_BYTES = 1_048_576
+MAX_DEPTH = 32
+MAX_NODES = 100_000
+
+YamlPath = tuple[str | int, ...]
+
+_CORE = "tag:yaml.org,2002:"
+_CONSTRUCTED = {_CORE + t for t in ("int", "float", "bool", "null")}
+_AS_TEXT = {_CORE + "str", _CORE + "timestamp"}
+
+
+def render_path(path: YamlPath) -> str:
+    """``sink.mutation.scope`` / ``columns[2].name``: the dotted YAML path of a value."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + part
+    return out or "<root>"
+
+
+@dataclass(frozen=True)
+class LoadedDocument:
+    """Plain data plus where every value came from."""
+
+    data: dict[str, Any]
+    file: str
+    positions: dict[YamlPath, tuple[int, int]] = field(repr=False)
+
+    def locate(self, path: YamlPath) -> Location:
+        """The nearest recorded position at or above ``path``."""
+        probe = tuple(path)
+        while probe not in self.positions and probe:
+            probe = probe[:-1]
+        line, column = self.positions.get(probe, (1, 1))
+        return Location(file=self.file, line=line, column=column, path=render_path(tuple(path)))
+
+
+def _error(code: str, message: str, file: str, line: int | None, column: int | None = None,
+           path: YamlPath = (), **details: Any) -> DponeError:
+    return DponeError(
+        code=code,
+        message=message,
+        location=Location(file=file, line=line, column=column,
+                          path=render_path(path) if path else None),
+        details=details,
+    )
+
+
+def _decode(raw: bytes, file: str) -> str:
+    if len(raw) > MAX_BYTES:
+        raise _error("yaml.too_large", f"document is {len(raw)} bytes; the bound is {MAX_BYTES}",
+                     file, None)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line = before.count(b"\n") + 1
+        column = exc.start - (before.rfind(b"\n") + 1) + 1
+        raise _error("yaml.invalid_utf8", f"invalid UTF-8 byte 0x{raw[exc.start]:02x} at offset "
+                     f"{exc.start}", file, line, column) from None
+    return text.removeprefix("\ufeff")
+
+
+class _Converter:
+    def __init__(self, yaml: YAML, file: str) -> None:
+        self._yaml = yaml
+        self._file = file
+        self._nodes = 0
+        self.positions: dict[YamlPath, tuple[int, int]] = {}
+
+    def _where(self, node: Node) -> tuple[int, int]:
+        return node.start_mark.line + 1, node.start_mark.column + 1
+
+    def convert(self, node: Node, path: YamlPath) -> Any:
+        self._nodes += 1
+        line, column = self._where(node)
+        if self._nodes > MAX_NODES:
+            raise _error("yaml.too_large", f"more than {MAX_NODES} YAML nodes", self._file, line)
+        if len(path) > MAX_DEPTH:
+            raise _error("yaml.too_deep", f"nesting deeper than {MAX_DEPTH} levels",
+                         self._file, line, column, path)
+        if getattr(node, "anchor", None):
+            raise _error("yaml.alias_forbidden", "anchors and aliases are not accepted",
+                         self._file, line, column, path)
+        self.positions.setdefault(path, (line, column))
+        if isinstance(node, MappingNode):
+            return self._mapping(node, path)
+        if isinstance(node, SequenceNode):
+            self._check_tag(node, _CORE + "seq", path)
+            return [self.convert(item, (*path, i)) for i, item in enumerate(node.value)]
+        assert isinstance(node, ScalarNode)  # noqa: S101 - ruamel has exactly three node kinds
+        if node.tag in _AS_TEXT:
+            return str(node.value)
+        if node.tag in _CONSTRUCTED:
+            return self._yaml.constructor.construct_object(node, deep=True)
+        raise _error("yaml.custom_tag", f"tag {node.tag!r} is not accepted",
+                     self._file, line, column, path)
+
+    def _check_tag(self, node: Node, expected: str, path: YamlPath) -> None:
+        if node.tag != expected:
+            line, column = self._where(node)
+            raise _error("yaml.custom_tag", f"tag {node.tag!r} is not accepted",
+                         self._file, line, column, path)
+
+    def _mapping(self, node: MappingNode, path: YamlPath) -> dict[str, Any]:
+        self._check_tag(node, _CORE + "map", path)
+        out: dict[str, Any] = {}
+        first_line: dict[str, int] = {}
+        for key_node, value_node in node.value:
+            line, column = self._where(key_node)
+            if not isinstance(key_node, ScalarNode) or key_node.tag == _CORE + "merge":
+                raise _error("yaml.syntax", "mapping keys must be plain scalars",
+                             self._file, line, column, path)
+            key = str(key_node.value)
+            if key in first_line:
+                raise _error("yaml.duplicate_key",
+                             f"key {key!r} appears twice (lines {first_line[key]} and {line})",
+                             self._file, line, column, (*path, key),
+                             first_line=first_line[key], second_line=line)
+            first_line[key] = line
+            self.positions[(*path, key)] = (line, column)
+            out[key] = self.convert(value_node, (*path, key))
+        return out
+
+
+def _events_ok(yaml: YAML, text: str, file: str) -> None:
+    """Refuse aliases before composing, so alias bombs never expand."""
+    for event in yaml.parse(io.StringIO(text)):
+        if type(event).__name__ == "AliasEvent":
+            mark = event.start_mark
+            raise _error("yaml.alias_forbidden", "anchors and aliases are not accepted",
+                         file, mark.line + 1, mark.column + 1)
+
+
+def load_yaml_bytes(raw: bytes, file: str) -> LoadedDocument:
+    """Load one bounded YAML mapping from bytes; ``file`` names it in errors."""
+    text = _decode(raw, file)
+    yaml = YAML(typ="safe", pure=True)
+    try:
+        _events_ok(yaml, text, file)
+        node = yaml.compose(io.StringIO(text))
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        if "single document" in str(exc.context):
+            code, message = "yaml.multiple_documents", "a file must hold exactly one YAML document"
+        else:
+            code, message = "yaml.syntax", (exc.problem or str(exc)).strip()
+        raise _error(code, message, file, mark.line + 1 if mark else None,
+                     mark.column + 1 if mark else None) from None
+    except YAMLError as exc:
+        raise _error("yaml.syntax", str(exc).splitlines()[0], file, None) from None
+    if not isinstance(node, MappingNode):
+        line = node.start_mark.line + 1 if node is not None else 1
+        raise _error("yaml.not_a_mapping", "the document must be a mapping", file, line)
+    converter = _Converter(yaml, file)
+    data = converter.convert(node, ())
+    return LoadedDocument(data=data, file=file, positions=converter.positions)
+
+
+def load_yaml_file(path: Path, display: str | None = None) -> LoadedDocument:
+    name = display or str(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise _error("input.not_found", f"no such file: {name}", name, None) from None
+    except IsADirectoryError:
+        raise _error("input.not_found", f"{name} is a directory, not a YAML file", name,
+                     None) from None
+    return load_yaml_bytes(raw, name)
+
+
+def iter_paths(data: Any, path: YamlPath = ()) -> Iterator[tuple[YamlPath, Any]]:
+    """Every (path, value) in plain data, depth first."""
+    yield path, data
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield from iter_paths(value, (*path, key))
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
+            yield from iter_paths(value, (*path, index))

@@ -1,0 +1,224 @@
+"""The closed error catalog and the one exception type that carries a catalog code.
+
+Every failure a user can see has a stable code with an exit class, a retryability axis, the
+operator action, a severity and the evidence it leaves. The ``REST_DELIVERY_*`` codes are the
+specification's runtime catalog; the dotted lower-case codes are compile and load errors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum, StrEnum
+from typing import Any
+
+
+class ExitClass(IntEnum):
+    """CLI exit codes (spec "CLI and recovery")."""
+
+    OK = 0
+    INVALID = 2
+    UNAVAILABLE = 3
+    EFFECT_UNCERTAIN = 4
+    TERMINAL_FAILURE = 5
+
+
+class Retryability(StrEnum):
+    NEVER = "never"
+    RECONCILIATION_ONLY = "reconciliation_only"
+    COMPENSATION_OR_RECONCILIATION_ONLY = "compensation_or_reconciliation_only"
+    OBSERVATION_OR_RECONCILIATION_ONLY = "observation_or_reconciliation_only"
+    BLOCKED = "blocked"
+    AFTER_FIX = "after_fix"
+    WHEN_AVAILABLE = "when_available"
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+    CRITICAL = "critical"
+
+
+class Evidence(StrEnum):
+    NONE = "none"
+    OPERATION = "operation"
+    RECONCILIATION = "reconciliation"
+    EFFECT_TOMBSTONE = "effect_tombstone"
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorSpec:
+    code: str
+    exit_class: ExitClass
+    retryability: Retryability
+    operator_action: str
+    severity: Severity
+    evidence: Evidence
+
+
+def _rd(
+    code: str, exit_class: int, retry: Retryability, action: str, severity: Severity, ev: Evidence
+) -> ErrorSpec:
+    return ErrorSpec(code, ExitClass(exit_class), retry, action, severity, ev)
+
+
+_R = Retryability
+_S = Severity
+_E = Evidence
+
+REST_DELIVERY_ERRORS: tuple[ErrorSpec, ...] = (
+    _rd("REST_DELIVERY_INTENT_CONFLICT", 2, _R.NEVER,
+        "Correct intent or create an explicit governed generation.", _S.WARNING, _E.OPERATION),
+    _rd("REST_DELIVERY_REMOTE_EFFECT_UNKNOWN", 4, _R.RECONCILIATION_ONLY,
+        "Inspect immutable evidence and reconcile.", _S.CRITICAL, _E.RECONCILIATION),
+    _rd("REST_DELIVERY_PARTIALLY_APPLIED", 4, _R.COMPENSATION_OR_RECONCILIATION_ONLY,
+        "Reconcile or run the certified compensation contract.", _S.CRITICAL, _E.RECONCILIATION),
+    _rd("REST_DELIVERY_UNSAFE_RETRY", 4, _R.NEVER,
+        "Reconcile the delivery key before any resend.", _S.CRITICAL, _E.RECONCILIATION),
+    _rd("REST_DELIVERY_SCOPE_EXCEEDS_LIMIT", 2, _R.NEVER,
+        "Shrink the scope or change the certified receiver atomicity contract.",
+        _S.WARNING, _E.OPERATION),
+    _rd("REST_DELIVERY_COUNT_MISMATCH", 4, _R.RECONCILIATION_ONLY,
+        "Inspect receiver counts and reconcile effect.", _S.CRITICAL, _E.RECONCILIATION),
+    _rd("REST_DELIVERY_RECEIPT_EXPIRED", 4, _R.RECONCILIATION_ONLY,
+        "Query by delivery key when certified or reconcile manually.",
+        _S.WARNING, _E.RECONCILIATION),
+    _rd("REST_DELIVERY_PROTOCOL_UNKNOWN", 4, _R.RECONCILIATION_ONLY,
+        "Inspect protocol evidence and reconcile.", _S.CRITICAL, _E.RECONCILIATION),
+    _rd("REST_DELIVERY_STALE_GENERATION", 2, _R.NEVER,
+        "Inspect the newer overlapping generation.", _S.WARNING, _E.OPERATION),
+    _rd("REST_DELIVERY_OVERLAPPING_EFFECT_IN_FLIGHT", 4, _R.OBSERVATION_OR_RECONCILIATION_ONLY,
+        "Resolve or observe the older overlap.", _S.WARNING, _E.RECONCILIATION),
+    _rd("REST_DELIVERY_RETRY_AFTER_EXCEEDS_BUDGET", 4, _R.BLOCKED,
+        "Extend the governed budget or wait for the server window.", _S.WARNING, _E.OPERATION),
+    _rd("REST_DELIVERY_APPEND_SCOPE_ALREADY_APPLIED", 2, _R.NEVER,
+        "Use an explicitly certified correction contract.", _S.WARNING, _E.EFFECT_TOMBSTONE),
+    _rd("REST_DELIVERY_JOURNAL_EPOCH_BLOCKED", 4, _R.RECONCILIATION_ONLY,
+        "Complete restore reconciliation and approve the new epoch.",
+        _S.CRITICAL, _E.RECONCILIATION),
+)
+
+
+def _ce(code: str, action: str, exit_class: int = 2) -> ErrorSpec:
+    retry = _R.AFTER_FIX if exit_class == 2 else _R.WHEN_AVAILABLE
+    return ErrorSpec(code, ExitClass(exit_class), retry, action, _S.ERROR, _E.NONE)
+
+
+COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
+    _ce("input.not_found", "Check the path; it must name an existing file or directory."),
+    _ce("input.invalid_argument", "Check the command's arguments (`--help`)."),
+    _ce("yaml.invalid_utf8", "Save the file as UTF-8."),
+    _ce("yaml.duplicate_key", "Remove one of the two entries; YAML keys must be unique."),
+    _ce("yaml.syntax", "Fix the YAML syntax at the reported line."),
+    _ce("yaml.too_large", "Split the document; it exceeds the loader's byte bound."),
+    _ce("yaml.too_deep", "Flatten the document; it exceeds the loader's nesting bound."),
+    _ce("yaml.alias_forbidden", "Write the value out; anchors and aliases are not accepted."),
+    _ce("yaml.custom_tag", "Remove the tag; only plain YAML scalars, lists and mappings load."),
+    _ce("yaml.not_a_mapping", "The document must be a YAML mapping at the top level."),
+    _ce("yaml.multiple_documents", "Keep exactly one YAML document per file."),
+    _ce("schema.unknown_field", "Remove the field or fix its spelling."),
+    _ce("schema.missing_field", "Add the required field."),
+    _ce("schema.invalid_value", "Use a value of the documented type and range."),
+    _ce("registry.not_found", "Add the file to the registry or fix the reference."),
+    _ce("registry.invalid_ref", "Use the documented reference form (e.g. `id@version`)."),
+    _ce("registry.id_mismatch", "Make the file name match its `id` and `version`."),
+    _ce("profile.unsupported_family", "Use protocol_family sync_batch or async_bulk_job."),
+    _ce("profile.excluded_feature", "Remove the feature; it is excluded from V1."),
+    _ce("profile.forbidden_header", "Remove the header; credentials and transport headers "
+        "are not profile semantics."),
+    _ce("profile.invalid_codec", "Use a payload format and compression the body type supports."),
+    _ce("binding.secret_value", "Replace the value with a `credential_ref` (env:, file:, vault:)."),
+    _ce("binding.insecure_authority", "Use https://, or mark the environment as development "
+        "for a loopback receiver."),
+    _ce("binding.invalid_authority", "Give only scheme://host[:port], without path, "
+        "query, userinfo or fragment."),
+    _ce("workload.override_out_of_range", "Choose a value within the profile's bounds."),
+    _ce("workload.override_not_allowed", "Remove the override; the profile does not allow it."),
+    _ce("workload.mutation_unsupported", "Choose a mutation kind the profile supports."),
+    _ce("workload.scope_field_unknown", "Name a date column of the mapping as the scope field."),
+    _ce("template.syntax", "Write literal text and `{symbol}` placeholders only."),
+    _ce("template.absolute_url", "Give a relative path; the binding owns scheme and authority."),
+    _ce("template.traversal", "Remove `..` and encoded traversal from the path."),
+    _ce("template.control_character", "Remove control characters from the template."),
+    _ce("template.unknown_symbol", "Use resource, delivery_key, receiver_mutation_key, "
+        "scope.from, scope.to or receipt.<field>."),
+    _ce("template.nested", "Templates cannot nest or execute; use one `{symbol}` per placeholder."),
+    _ce("pointer.syntax", "Write an RFC 6901 JSON pointer such as `/job_id`."),
+    _ce("contract.schema_invalid", "Fix the contract so it validates against its JSON Schema."),
+    _ce("contract.semantic_invalid", "Fix the findings the validator reported."),
+    _ce("plan.not_found", "Compile the plan with `dpone plan` first, or fix the digest."),
+    _ce("plan.digest_mismatch", "The plan file was altered; recompile it."),
+)
+
+ERROR_CATALOG: dict[str, ErrorSpec] = {spec.code: spec for spec in REST_DELIVERY_ERRORS + COMPILE_ERRORS}
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where an authoring error is: file, 1-based line and column, and the YAML path."""
+
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+    path: str | None = None
+
+    def render(self) -> str:
+        where = self.file or "<input>"
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        if self.path:
+            where += f" ({self.path})"
+        return where
+
+    def to_document(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "column": self.column, "path": self.path}
+
+
+@dataclass(eq=False)
+class DponeError(Exception):
+    """A failure with a catalog code. Construct with keyword arguments only."""
+
+    code: str
+    message: str
+    location: Location | None = None
+    hint: str | None = None
+    operation_id: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.code not in ERROR_CATALOG:
+            raise ValueError(f"{self.code!r} is not in the error catalog")
+        super().__init__(self.message)
+
+    @property
+    def spec(self) -> ErrorSpec:
+        return ERROR_CATALOG[self.code]
+
+    @property
+    def exit_code(self) -> int:
+        return int(self.spec.exit_class)
+
+    @property
+    def fix_hint(self) -> str:
+        return self.hint or self.spec.operator_action
+
+    def to_document(self) -> dict[str, Any]:
+        """The stable ``dpone.error.v1`` rendering (never a traceback, never a secret)."""
+        spec = self.spec
+        return {
+            "schema": "dpone.error.v1",
+            "code": self.code,
+            "message": self.message,
+            "location": self.location.to_document() if self.location else None,
+            "hint": self.fix_hint,
+            "operation_id": self.operation_id,
+            "exit_code": self.exit_code,
+            "retryability": spec.retryability.value,
+            "severity": spec.severity.value,
+            "details": self.details,
+        }
+
+    def __str__(self) -> str:
+        where = f"{self.location.render()}: " if self.location else ""
+        return f"{where}{self.code}: {self.message}"
