@@ -1,0 +1,85 @@
+"""The compiled, immutable, content-addressed plan `dpone.rest_delivery_plan.v1`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from dpone.contracts._base import Digest, Name, StrictModel
+from dpone.contracts.binding import ConnectionBinding, Environment
+from dpone.contracts.mapping import PayloadMapping
+from dpone.contracts.profile import Limits, OperationProfile
+from dpone.contracts.workload import Workload
+
+PLAN_SCHEMA_ID = "dpone.rest_delivery_plan.v1"
+PLANNER_ALGORITHM_VERSION = "dpone.adaptive_window_planner.v1"
+
+
+class ResolvedProfile(StrictModel):
+    ref: str
+    operation_semantics_digest: Digest
+    execution_policy_digest: Digest
+    profile_contract_digest: Digest
+    snapshot: OperationProfile
+
+
+class ResolvedBinding(StrictModel):
+    ref: Name
+    receiver_binding_semantics_digest: Digest
+    snapshot: ConnectionBinding
+
+
+class ResolvedEnvironment(StrictModel):
+    ref: Name
+    operation_namespace: Digest
+    snapshot: Environment
+
+
+class ResolvedSource(StrictModel):
+    """The source as the runtime reads it: a file path is relative to the registry root."""
+
+    type: Literal["file", "postgres"]
+    format: Literal["csv", "parquet"] | None = None
+    registry_path: str | None = None
+    connection_ref: Name | None = None
+    table: str | None = None
+    query: str | None = None
+
+
+class SourceBoundaryContract(StrictModel):
+    scope_field: str
+    scope_type: Literal["inclusive_date_window", "half_open_date_window"]
+    canonical_range: Literal["half_open"] = "half_open"
+    canonical_time_zone: Literal["UTC"] = "UTC"
+    generation_from: Literal["scheduled_interval"]
+    mutation_kind: Literal["partition_replace", "incremental_append"]
+    correction_revision: Annotated[int, Field(ge=0)]
+    receiver_atomic_scope: bool
+
+
+class EffectiveLimits(Limits):
+    window_days: Annotated[int, Field(ge=1, le=366)]
+
+
+class FenceDecision(StrictModel):
+    type: Literal["none", "receiver_duplicate_key", "idempotency_key_header"]
+    certified_in_environment: bool
+
+
+class RestDeliveryPlan(StrictModel):
+    schema_id: Literal["dpone.rest_delivery_plan.v1"] = Field(alias="schema")
+    logical_route_id: Name
+    workload: Workload
+    environment: ResolvedEnvironment
+    profile: ResolvedProfile
+    binding: ResolvedBinding
+    mapping: PayloadMapping
+    mapping_digest: Digest
+    source: ResolvedSource
+    source_boundary: SourceBoundaryContract
+    effect_conflict_domain: Digest
+    effective_limits: EffectiveLimits
+    fence: FenceDecision
+    planner_algorithm_version: Literal["dpone.adaptive_window_planner.v1"]
+    required_capabilities: tuple[str, ...]

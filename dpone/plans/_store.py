@@ -1,0 +1,58 @@
+"""Plan files: canonical JSON named by its own digest, written create-if-absent."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from dpone.contracts import DponeError, Location, content_digest
+
+
+def plan_path(root: Path, digest: str) -> Path:
+    return root / "plans" / "sha256" / f"{digest.removeprefix('sha256:')}.json"
+
+
+def write_plan(root: Path, digest: str, canonical: bytes) -> tuple[Path, bool]:
+    """Write ``canonical`` under its digest; returns (path, written). Never overwrites."""
+    if content_digest(canonical) != digest:
+        raise DponeError(code="plan.digest_mismatch", message="plan bytes do not match the digest")
+    path = plan_path(root, digest)
+    if path.exists():
+        if path.read_bytes() != canonical:
+            raise DponeError(code="plan.digest_mismatch",
+                             message=f"{path} exists with other bytes; it was altered",
+                             location=Location(file=str(path)))
+        return path, False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(canonical)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.link(tmp, path)  # fails if the name appeared meanwhile: create-if-absent
+    except FileExistsError:
+        if path.read_bytes() != canonical:
+            raise DponeError(code="plan.digest_mismatch", message=f"{path} exists with other "
+                             "bytes", location=Location(file=str(path))) from None
+        return path, False
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return path, True
+
+
+def read_plan(root: Path, digest: str) -> dict[str, Any]:
+    """Read a plan by digest and verify its bytes against the name."""
+    path = plan_path(root, digest)
+    if not path.is_file():
+        raise DponeError(code="plan.not_found", message=f"no plan {digest} under {root}",
+                         location=Location(file=str(path)))
+    data = path.read_bytes()
+    if content_digest(data) != digest:
+        raise DponeError(code="plan.digest_mismatch", message=f"{path} does not hash to its name",
+                         location=Location(file=str(path)))
+    document: dict[str, Any] = json.loads(data)
+    return document
