@@ -48,14 +48,14 @@ def check_binding(binding: ConnectionBinding, environment: Environment,
         raise DponeError(code="binding.invalid_authority",
                          message=f"authority {binding.authority!r} must be scheme://host[:port] "
                          "only", location=where)
-    if parts.scheme.lower() == "http":
-        if environment.tier != "development" or not _is_loopback(parts.hostname.lower()):
-            raise DponeError(
-                code="binding.insecure_authority",
-                message="plain http is allowed only to a loopback receiver in a development "
-                f"environment (environment {environment.id!r} is {environment.tier})",
-                location=where,
-            )
+    loopback_dev = environment.tier == "development" and _is_loopback(parts.hostname.lower())
+    if parts.scheme.lower() == "http" and not loopback_dev:
+        raise DponeError(
+            code="binding.insecure_authority",
+            message="plain http is allowed only to a loopback receiver in a development "
+            f"environment (environment {environment.id!r} is {environment.tier})",
+            location=where,
+        )
     if binding.auth_provider != "none" and binding.credential_ref is None:
         raise DponeError(code="schema.missing_field",
                          message=f"auth_provider {binding.auth_provider!r} needs credential_ref",

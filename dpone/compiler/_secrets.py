@@ -25,14 +25,14 @@ def refuse_secret_values(doc: LoadedDocument) -> None:
     """Raise ``binding.secret_value`` for anything that looks like an inline credential."""
     for path, value in iter_paths(doc.data):
         key = path[-1] if path else None
-        if isinstance(key, str) and key not in _ALLOWED_KEYS and _SECRET_KEY.search(key):
-            if value not in (None, "", [], {}) and not isinstance(value, dict):
-                raise DponeError(
-                    code="binding.secret_value",
-                    message=f"field {key!r} holds a value; secrets are never written in files",
-                    location=doc.locate(path),
-                    hint="bindings name a credential_ref (env:NAME, file:/path, vault://path)",
-                )
+        secret_key = isinstance(key, str) and key not in _ALLOWED_KEYS and _SECRET_KEY.search(key)
+        if secret_key and value not in (None, "", []) and not isinstance(value, dict):
+            raise DponeError(
+                code="binding.secret_value",
+                message=f"field {key!r} holds a value; secrets are never written in files",
+                location=doc.locate(path),
+                hint="bindings name a credential_ref (env:NAME, file:/path, vault://path)",
+            )
         if isinstance(value, str) and _SECRET_VALUE.search(value):
             raise DponeError(
                 code="binding.secret_value",

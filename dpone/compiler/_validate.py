@@ -54,10 +54,9 @@ def _data_path(data: Any, loc: tuple[int | str, ...]) -> tuple[YamlPath, bool]:
     found_last = True
     for index, part in enumerate(loc):
         last = index == len(loc) - 1
-        if isinstance(current, dict) and isinstance(part, str) and part in current:
-            path.append(part)
-            current = current[part]
-        elif isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current):
+        in_dict = isinstance(current, dict) and isinstance(part, str) and part in current
+        in_list = isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current)
+        if in_dict or in_list:
             path.append(part)
             current = current[part]
         elif last:
@@ -98,7 +97,9 @@ def validate_document(model: type[M], doc: LoadedDocument) -> M:
         known = _field_names(model)
         errors = sorted(
             (_one(error, doc, known) for error in exc.errors()),
-            key=lambda e: (e.location.line or 0) if e.location else 0,
+            # A misspelt key explains the "missing" error it causes: show it first.
+            key=lambda e: (e.code != "schema.unknown_field",
+                           (e.location.line or 0) if e.location else 0),
         )
         first = errors[0]
         first.details["more"] = [str(other) for other in errors[1:20]]

@@ -112,7 +112,7 @@ class _Converter:
         if isinstance(node, SequenceNode):
             self._check_tag(node, _CORE + "seq", path)
             return [self.convert(item, (*path, i)) for i, item in enumerate(node.value)]
-        assert isinstance(node, ScalarNode)  # noqa: S101 - ruamel has exactly three node kinds
+        assert isinstance(node, ScalarNode)
         if node.tag in _AS_TEXT:
             return str(node.value)
         if node.tag in _CONSTRUCTED:

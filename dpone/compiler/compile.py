@@ -7,7 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from dpone.compiler._binding_rules import check_binding
-from dpone.compiler._digests import binding_digest, conflict_domain, namespace_digest, profile_digests
+from dpone.compiler._digests import (
+    binding_digest,
+    conflict_domain,
+    namespace_digest,
+    profile_digests,
+)
 from dpone.compiler._profile_rules import check_profile, check_raw_profile
 from dpone.compiler._registry import Registry
 from dpone.compiler._secrets import refuse_secret_values
@@ -169,7 +174,7 @@ def compile_workload(workload_path: Path, registry_root: Path, *,
     semantics, policy, contract = profile_digests(profile, templates)
     certified = environment.id in profile.mutation_fence.certified_environments
     plan = RestDeliveryPlan(
-        schema=PLAN_SCHEMA_ID,
+        schema_id=PLAN_SCHEMA_ID,
         logical_route_id=workload.name,
         workload=workload,
         environment=ResolvedEnvironment(ref=environment.id,

@@ -8,7 +8,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from dpone.contracts.binding import BINDING_SCHEMA_ID, ENVIRONMENT_SCHEMA_ID, ConnectionBinding, Environment
+from dpone.contracts.binding import (
+    BINDING_SCHEMA_ID,
+    ENVIRONMENT_SCHEMA_ID,
+    ConnectionBinding,
+    Environment,
+)
 from dpone.contracts.mapping import MAPPING_SCHEMA_ID, PayloadMapping
 from dpone.contracts.plan import PLAN_SCHEMA_ID, RestDeliveryPlan
 from dpone.contracts.profile import PROFILE_SCHEMA_ID, OperationProfile

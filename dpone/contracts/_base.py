@@ -36,15 +36,6 @@ Digest = Annotated[str, AfterValidator(_check_digest)]
 Name = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*(?:[.-][a-z0-9_]+)*$", max_length=128)]
 """A lower-case dotted identifier such as ``mock.dataset-jobs`` or ``mock_measurements``."""
 
-PositiveInt = Annotated[int, AfterValidator(lambda v: _positive(v))]
-
-
-def _positive(value: int) -> int:
-    if value <= 0:
-        raise ValueError("must be a positive integer")
-    return value
-
-
 def canonical_json(document: Any) -> bytes:
     """Canonical JSON: sorted keys, UTF-8, no insignificant whitespace, no NaN."""
     return json.dumps(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 from pydantic import Field
 
@@ -12,8 +12,8 @@ from dpone.contracts.mapping import PayloadMapping
 from dpone.contracts.profile import Limits, OperationProfile
 from dpone.contracts.workload import Workload
 
-PLAN_SCHEMA_ID = "dpone.rest_delivery_plan.v1"
-PLANNER_ALGORITHM_VERSION = "dpone.adaptive_window_planner.v1"
+PLAN_SCHEMA_ID: Final = "dpone.rest_delivery_plan.v1"
+PLANNER_ALGORITHM_VERSION: Final = "dpone.adaptive_window_planner.v1"
 
 
 class ResolvedProfile(StrictModel):
