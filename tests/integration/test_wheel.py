@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from _support import EXAMPLES, ROOT
+from dpone.contracts import canonical_json, content_digest
 
 pytestmark = pytest.mark.slow
 
@@ -35,7 +36,7 @@ def test_wheel_ships_package_data_and_compiles_examples(clean_venv: Path, tmp_pa
         capture_output=True, text=True, cwd=tmp_path, check=False)
     assert out.returncode == 0, out.stderr
     golden = json.loads((ROOT / "goldens" / "plans" / "measurements_async.json").read_text("utf-8"))
-    assert json.loads(out.stdout)["plan_digest"] == _digest(golden)
+    assert json.loads(out.stdout)["plan_digest"] == content_digest(canonical_json(golden))
     installed = subprocess.run(
         [str(clean_venv / "bin" / "python"), "-c",
          "import importlib.resources as r; "
@@ -51,9 +52,3 @@ def test_wheel_runs_the_design_contract_check(clean_venv: Path) -> None:
     assert out.returncode == 0, out.stdout + out.stderr
     report = json.loads(out.stdout)
     assert all(check["status"] == "PASS" for check in report["checks"])
-
-
-def _digest(document: object) -> str:
-    from dpone.contracts import canonical_json, content_digest
-
-    return content_digest(canonical_json(document))
