@@ -175,7 +175,7 @@ class Location:
         return {"file": self.file, "line": self.line, "column": self.column, "path": self.path}
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, kw_only=True)
 class DponeError(Exception):
     """A failure with a catalog code. Construct with keyword arguments only."""
 
@@ -190,6 +190,11 @@ class DponeError(Exception):
         if self.code not in ERROR_CATALOG:
             raise ValueError(f"{self.code!r} is not in the error catalog")
         super().__init__(self.message)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Exceptions pickle through their args; rebuild from the fields instead.
+        return (_rebuild, (self.code, self.message, self.location, self.hint, self.operation_id,
+                           self.details))
 
     @property
     def spec(self) -> ErrorSpec:
@@ -222,3 +227,9 @@ class DponeError(Exception):
     def __str__(self) -> str:
         where = f"{self.location.render()}: " if self.location else ""
         return f"{where}{self.code}: {self.message}"
+
+
+def _rebuild(code: str, message: str, location: Location | None, hint: str | None,
+             operation_id: str | None, details: dict[str, Any]) -> DponeError:
+    return DponeError(code=code, message=message, location=location, hint=hint,
+                      operation_id=operation_id, details=details)

@@ -13,11 +13,13 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import math
+import re
 import struct
 from collections.abc import Mapping, Sequence
 from typing import Union
 
 ENCODING_VERSION = b"dpone.H.v1"
+_RENDERED_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 
 Canonical = Union[
     None,
@@ -40,7 +42,7 @@ class DigestValue:
     __slots__ = ("raw",)
 
     def __init__(self, rendered: str) -> None:
-        if not rendered.startswith("sha256:") or len(rendered) != 71:
+        if not _RENDERED_DIGEST.match(rendered):
             raise ValueError(f"not a rendered sha256 digest: {rendered!r}")
         self.raw = bytes.fromhex(rendered[7:])
 
@@ -65,21 +67,24 @@ def encode(value: Canonical) -> bytes:
     if isinstance(value, bool):
         return _frame(b"B", b"\x01" if value else b"\x00")
     if isinstance(value, int):
-        return _frame(b"I", str(value).encode("ascii"))
+        # Sign and hex digits: unlike str(), free of the interpreter's int-to-decimal limit.
+        rendered = ("-" if value < 0 else "") + format(abs(value), "x")
+        return _frame(b"I", rendered.encode("ascii"))
     if isinstance(value, float):
         if not math.isfinite(value):
             raise ValueError("non-finite floats have no canonical identity")
         return _frame(b"F", value.hex().encode("ascii"))
     if isinstance(value, str):
         return _frame(b"S", value.encode("utf-8", "surrogatepass"))
-    if isinstance(value, bytes):
-        return _frame(b"Y", value)
+    if isinstance(value, bytes | bytearray | memoryview):
+        return _frame(b"Y", bytes(value))
     if isinstance(value, DigestValue):
         return _frame(b"D", value.raw)
     if isinstance(value, dt.datetime):
         if value.tzinfo is None or value.utcoffset() != dt.timedelta(0):
             raise ValueError("timestamps in identities must be UTC-aware")
-        return _frame(b"Z", value.strftime("%Y-%m-%dT%H:%M:%S.%fZ").encode("ascii"))
+        naive = value.replace(tzinfo=None).isoformat(timespec="microseconds")
+        return _frame(b"Z", (naive + "Z").encode("ascii"))
     if isinstance(value, dt.date):
         return _frame(b"T", value.isoformat().encode("ascii"))
     if isinstance(value, Mapping):
