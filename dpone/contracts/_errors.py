@@ -145,6 +145,12 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
     _ce("pointer.syntax", "Write an RFC 6901 JSON pointer such as `/job_id`."),
     _ce("contract.schema_invalid", "Fix the contract so it validates against its JSON Schema."),
     _ce("contract.semantic_invalid", "Fix the findings the validator reported."),
+    _ce("artifact.conflict", "An artifact key already holds other bytes: inspect both; "
+        "artifacts are never overwritten.", exit_class=3),
+    _ce("artifact.not_found", "Check the artifact store URL and key.", exit_class=3),
+    _ce("artifact.invalid_key", "Use a relative key of [A-Za-z0-9._/=-] segments without '..'."),
+    _ce("artifacts.unavailable", "Check that the artifact store is reachable and writable.",
+        exit_class=3),
     _ce("plan.not_found", "Compile the plan with `dpone plan` first, or fix the digest."),
     _ce("plan.digest_mismatch", "The plan file was altered; recompile it."),
 )

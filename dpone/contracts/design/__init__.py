@@ -1,0 +1,1 @@
+"""The machine-readable design contract and its JSON Schema (package data)."""
