@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dpone.compiler._mapping_rules import check_raw_limits
 from dpone.compiler._yaml import LoadedDocument, YamlPath
 from dpone.contracts import DponeError, Location
 from dpone.contracts.profile import OperationProfile
@@ -28,6 +29,7 @@ def _fail(code: str, message: str, doc: LoadedDocument, path: YamlPath,
 
 def check_raw_profile(doc: LoadedDocument) -> None:
     """Checks on the raw document, before the closed model, so codes are specific."""
+    check_raw_limits(doc)
     data: dict[str, Any] = doc.data
     family = data.get("protocol_family")
     if isinstance(family, str) and family not in SUPPORTED_FAMILIES:

@@ -16,18 +16,23 @@ M = TypeVar("M", bound=BaseModel)
 _TYPE_TO_CODE = {"extra_forbidden": "schema.unknown_field", "missing": "schema.missing_field"}
 
 
-def _field_names(model: type[BaseModel], seen: set[type[BaseModel]] | None = None) -> set[str]:
-    """Every field name (by alias) anywhere in a model tree, for "did you mean" hints."""
-    seen = seen if seen is not None else set()
-    if model in seen:
-        return set()
-    seen.add(model)
-    names: set[str] = set()
-    for name, info in model.model_fields.items():
-        names.add(info.alias or name)
-        for candidate in _nested_models(info.annotation):
-            names |= _field_names(candidate, seen)
-    return names
+def _fields_at(model: type[BaseModel], parent: tuple[int | str, ...]) -> set[str]:
+    """The field names (by alias) valid at ``parent``, for "did you mean" hints.
+
+    Follows the error location through nested models; parts that are not fields (list
+    indexes, union tags, mapping keys) keep the current candidates.
+    """
+    candidates = [model]
+    for part in parent:
+        if isinstance(part, int):
+            continue
+        following: list[type[BaseModel]] = []
+        for candidate in candidates:
+            for name, info in candidate.model_fields.items():
+                if part in (name, info.alias):
+                    following.extend(_nested_models(info.annotation))
+        candidates = following or candidates
+    return {info.alias or name for c in candidates for name, info in c.model_fields.items()}
 
 
 def _nested_models(annotation: Any) -> list[type[BaseModel]]:
@@ -65,7 +70,7 @@ def _data_path(data: Any, loc: tuple[int | str, ...]) -> tuple[YamlPath, bool]:
     return tuple(path), found_last
 
 
-def _one(error: Any, doc: LoadedDocument, known: set[str]) -> DponeError:
+def _one(error: Any, doc: LoadedDocument, model: type[BaseModel]) -> DponeError:
     kind = str(error["type"])
     path, exists = _data_path(doc.data, tuple(error["loc"]))
     code = _TYPE_TO_CODE.get(kind, "schema.invalid_value")
@@ -73,7 +78,8 @@ def _one(error: Any, doc: LoadedDocument, known: set[str]) -> DponeError:
     location = type(location)(location.file, location.line, location.column, render_path(path))
     hint = None
     if code == "schema.unknown_field" and path and isinstance(path[-1], str):
-        close = difflib.get_close_matches(path[-1], sorted(known), n=1, cutoff=0.75)
+        known = sorted(_fields_at(model, tuple(error["loc"])[:-1]) - {path[-1]})
+        close = difflib.get_close_matches(path[-1], known, n=1, cutoff=0.75)
         if close:
             hint = f"did you mean {close[0]!r}?"
         message = f"unknown field {path[-1]!r}"
@@ -94,9 +100,8 @@ def validate_document(model: type[M], doc: LoadedDocument) -> M:
     try:
         return model.model_validate_json(json.dumps(doc.data))
     except ValidationError as exc:
-        known = _field_names(model)
         errors = sorted(
-            (_one(error, doc, known) for error in exc.errors()),
+            (_one(error, doc, model) for error in exc.errors()),
             # A misspelt key explains the "missing" error it causes: show it first.
             key=lambda e: (e.code != "schema.unknown_field",
                            (e.location.line or 0) if e.location else 0),

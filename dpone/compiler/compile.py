@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from dpone.compiler._digests import (
     namespace_digest,
     profile_digests,
 )
+from dpone.compiler._mapping_rules import check_raw_mapping
 from dpone.compiler._profile_rules import check_profile, check_raw_profile
 from dpone.compiler._registry import Registry
 from dpone.compiler._secrets import refuse_secret_values
@@ -57,8 +59,12 @@ def _fail(code: str, message: str, doc: LoadedDocument, path: YamlPath,
 
 
 def _load_checked(registry: Registry, kind: str, name: str, at: LoadedDocument, path: YamlPath,
-                  label: str) -> LoadedDocument:
+                  label: str, specific: Callable[[LoadedDocument], None] | None = None
+                  ) -> LoadedDocument:
+    """Load a referenced file; its specific raw checks run before the generic secret scan."""
     doc = registry.load(kind, name, referenced_at=at.locate(path), ref_label=label)
+    if specific is not None:
+        specific(doc)
     refuse_secret_values(doc)
     return doc
 
@@ -67,6 +73,12 @@ def _expect_identity(doc: LoadedDocument, expected: str, actual: str, path: Yaml
     if expected != actual:
         raise _fail("registry.id_mismatch", f"file declares {actual!r} but is referenced as "
                     f"{expected!r}", doc, path, hint="make the file name match its id and version")
+
+
+def _expect_profile_identity(doc: LoadedDocument, ref: str, profile: OperationProfile) -> None:
+    expected_id, expected_version = ref.split("@")
+    _expect_identity(doc, expected_id, profile.id, ("id",))
+    _expect_identity(doc, expected_version, str(profile.version), ("version",))
 
 
 def _effective_limits(profile: OperationProfile, workload: Workload,
@@ -147,10 +159,9 @@ def compile_workload(workload_path: Path, registry_root: Path, *,
     sink = workload.sink
 
     pdoc = _load_checked(registry, "profiles", sink.operation_profile_ref, wdoc,
-                         ("sink", "operation_profile_ref"), "operation profile")
-    check_raw_profile(pdoc)
+                         ("sink", "operation_profile_ref"), "operation profile", check_raw_profile)
     profile = validate_document(OperationProfile, pdoc)
-    _expect_identity(pdoc, sink.operation_profile_ref, profile.ref, ("id",))
+    _expect_profile_identity(pdoc, sink.operation_profile_ref, profile)
     templates = check_profile(profile, pdoc)
 
     bdoc = _load_checked(registry, "bindings", sink.connection_ref, wdoc,
@@ -164,7 +175,7 @@ def compile_workload(workload_path: Path, registry_root: Path, *,
     check_binding(binding, environment, bdoc)
 
     mdoc = _load_checked(registry, "mappings", sink.payload.mapping_ref, wdoc,
-                         ("sink", "payload", "mapping_ref"), "payload mapping")
+                         ("sink", "payload", "mapping_ref"), "payload mapping", check_raw_mapping)
     mapping = validate_document(PayloadMapping, mdoc)
     _expect_identity(mdoc, sink.payload.mapping_ref, mapping.id, ("id",))
 
