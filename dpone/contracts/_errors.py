@@ -151,6 +151,11 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
     _ce("artifact.invalid_key", "Use a relative key of [A-Za-z0-9._/=-] segments without '..'."),
     _ce("artifacts.unavailable", "Check that the artifact store is reachable and writable.",
         exit_class=3),
+    _ce("source.column_missing", "Add the column to the source or fix the mapping's source name."),
+    _ce("source.type_mismatch", "Fix the source values or the mapping's column type."),
+    _ce("source.invalid_utf8", "Re-encode the source text as UTF-8."),
+    _ce("source.null_in_required", "Fill the nulls or mark the mapped column nullable."),
+    _ce("source.unavailable", "Check that the source file or database is reachable.", exit_class=3),
     _ce("plan.not_found", "Compile the plan with `dpone plan` first, or fix the digest."),
     _ce("plan.digest_mismatch", "The plan file was altered; recompile it."),
 )
