@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from dpone.compiler._yaml import YamlPath
 from dpone.contracts import (
     AcknowledgementState,
     CheckpointState,
@@ -22,7 +23,6 @@ from dpone.contracts import (
 )
 from dpone.contracts._state_model import AXES
 
-YamlPath = tuple[str | int, ...]
 Finding = tuple[str, YamlPath]
 
 INITIAL_VALUES = {"execution_state": "PLANNED", "remote_effect": "NONE_PROVEN",

@@ -23,8 +23,8 @@ from typing import Any, Literal
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from dpone.compiler._design_checks import MODEL_CHECKS, Finding, Model, YamlPath
-from dpone.compiler._yaml import LoadedDocument, load_yaml_bytes, render_path
+from dpone.compiler._design_checks import MODEL_CHECKS, Finding, Model
+from dpone.compiler._yaml import LoadedDocument, YamlPath, load_yaml_bytes, render_path
 from dpone.contracts import ERROR_CATALOG, DponeError, Location, content_digest
 from dpone.contracts._state_reference import render_reference
 from dpone.contracts.state import StateContract
@@ -32,6 +32,7 @@ from dpone.contracts.state import StateContract
 REPORT_SCHEMA_ID = "dpone.design-contract-report.v1"
 CONTRACT_RESOURCE = "rest-bulk-delivery-design.v1.yaml"
 SCHEMA_RESOURCE = "rest-bulk-delivery-design.v1.schema.json"
+SHIPPED_CONTRACT_NAME = f"dpone/contracts/design/{CONTRACT_RESOURCE}"
 # Spec "CLI and recovery": the stable REST_DELIVERY_* codes. The specification is not shipped,
 # so its list is restated here and compared with the contract and the package as exact sets.
 SPEC_ERROR_CODES: frozenset[str] = frozenset({
@@ -47,6 +48,8 @@ _CODE_RE = re.compile(r"\bREST_DELIVERY_[A-Z][A-Z_]*\b")
 _METADATA = ("exit_class", "retryability", "operator_action", "severity", "evidence")
 
 Status = Literal["PASS", "FAIL", "SKIPPED"]
+_CATALOG = ("error_catalog", "error catalog is the exact stable set with runtime metadata")
+_RUNTIME = ("runtime_contract", "the runtime guard builds from the contract")
 
 
 def _design_dir() -> Traversable:
@@ -56,8 +59,6 @@ def _design_dir() -> Traversable:
 def shipped_contract_bytes() -> bytes:
     return _design_dir().joinpath(CONTRACT_RESOURCE).read_bytes()
 
-
-SHIPPED_CONTRACT_NAME = f"dpone/contracts/design/{CONTRACT_RESOURCE}"
 
 
 @functools.cache
@@ -270,32 +271,27 @@ def check_contract(raw: bytes, file: str, *, scan_package: bool = True) -> Desig
     """Load and check one contract; raises ``DponeError`` only when it cannot be loaded."""
     doc = load_yaml_bytes(raw, file)
     schema = _outcome(doc, "schema", "Draft 2020-12 JSON Schema", _schema_findings(doc.data))
-    checks = [schema]
-    later = [(cid, title) for cid, title, _ in MODEL_CHECKS] + [
-        ("error_catalog", "error catalog is the exact stable set with runtime metadata"),
-        ("runtime_contract", "the runtime guard builds from the contract")]
-    if schema.status == "FAIL":
-        checks += [CheckOutcome(cid, title, "SKIPPED") for cid, title in later]
+    if schema.status == "FAIL":  # a schema-invalid mapping is not checked further
+        titles = [(cid, title) for cid, title, _ in MODEL_CHECKS] + [_CATALOG, _RUNTIME]
+        checks = [schema] + [CheckOutcome(cid, title, "SKIPPED") for cid, title in titles]
     else:
         model = Model(doc.data)
-        checks += [_outcome(doc, cid, title, run(model)) for cid, title, run in MODEL_CHECKS]
-        checks.append(_outcome(doc, *later[-2], _catalog_findings(doc.data, scan_package)))
-        checks.append(_outcome(doc, *later[-1], _runtime_findings(doc.data)))
+        checks = [schema,
+                  *(_outcome(doc, cid, title, run(model)) for cid, title, run in MODEL_CHECKS),
+                  _outcome(doc, *_CATALOG, _catalog_findings(doc.data, scan_package)),
+                  _outcome(doc, *_RUNTIME, _runtime_findings(doc.data))]
     return DesignReport(file=file, digest=content_digest(raw), checks=tuple(checks),
                         data=doc.data)
 
 
 def check_contract_file(path: Path) -> DesignReport:
-    doc_bytes = _read(path)
-    return check_contract(doc_bytes, str(path))
-
-
-def _read(path: Path) -> bytes:
+    """Check the contract at ``path``; a missing file is ``input.not_found`` (exit 2)."""
     try:
-        return path.read_bytes()
+        raw = path.read_bytes()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         raise DponeError(code="input.not_found", message=f"no such contract file: {path}",
                          location=Location(file=str(path))) from None
+    return check_contract(raw, str(path))
 
 
 def check_shipped_contract() -> DesignReport:
@@ -325,6 +321,12 @@ def render_text(report: DesignReport) -> str:
     return "\n".join(lines)
 
 
+def render_state_machine_reference() -> str:
+    """The Markdown reference page of the shipped contract."""
+    return render_reference(load_state_contract(),
+                            contract_digest=content_digest(shipped_contract_bytes()))
+
+
 __all__ = [
     "REPORT_SCHEMA_ID",
     "SHIPPED_CONTRACT_NAME",
@@ -342,9 +344,3 @@ __all__ = [
     "render_text",
     "shipped_contract_bytes",
 ]
-
-
-def render_state_machine_reference() -> str:
-    """The Markdown reference page of the shipped contract."""
-    return render_reference(load_state_contract(),
-                            contract_digest=content_digest(shipped_contract_bytes()))

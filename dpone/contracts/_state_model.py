@@ -198,15 +198,6 @@ class _Reader:
             raise self.fail(f"{path}.{key}", f"{value!r} is not a {kind.__name__}") from None
 
 
-_AXIS_TYPES: dict[str, type[StrEnum]] = {
-    "execution_state": ExecutionState,
-    "remote_effect": RemoteEffect,
-    "acknowledgement_state": AcknowledgementState,
-    "verification_state": VerificationState,
-    "checkpoint_state": CheckpointState,
-}
-
-
 def parse_state(reader: _Reader, obj: Any, path: str) -> StateTuple:
     return StateTuple(
         execution_state=reader.enum(ExecutionState, obj, "execution_state", path),
@@ -277,16 +268,6 @@ def parse_failure_row(reader: _Reader, obj: Any, path: str) -> FailureRow:
         error_codes=reader.texts(obj, "error_codes", path),
         transitions=reader.texts(obj, "transitions", path),
     )
-
-
-def axis_values(reader: _Reader) -> dict[str, tuple[str, ...]]:
-    axes = reader.get(reader.data, "axes", "<root>")
-    return {axis: reader.texts(axes, axis, "axes") for axis in AXES}
-
-
-def enum_values(axis: str) -> tuple[str, ...]:
-    """The runtime enum's values of ``axis``, in declaration order."""
-    return tuple(member.value for member in _AXIS_TYPES[axis])
 
 
 def make_reader(data: Mapping[str, Any]) -> _Reader:
