@@ -1,5 +1,27 @@
-"""Plan artifacts (content-addressed canonical JSON) and, later, the adaptive planner."""
+"""Plan artifacts (content-addressed canonical JSON) and the adaptive frozen-window planner."""
 
+from dpone.plans._coverage import ParentPlanDigestInputs, child_plan_digest, verify_coverage
+from dpone.plans._planner import (
+    FIXED_WIDTH_ALGORITHM_VERSION,
+    Measured,
+    SizeOracle,
+    fixed_width_children,
+    limit_violations,
+    plan_children,
+)
 from dpone.plans._store import plan_path, read_plan, write_plan
 
-__all__ = ["plan_path", "read_plan", "write_plan"]
+__all__ = [
+    "FIXED_WIDTH_ALGORITHM_VERSION",
+    "Measured",
+    "ParentPlanDigestInputs",
+    "SizeOracle",
+    "child_plan_digest",
+    "fixed_width_children",
+    "limit_violations",
+    "plan_children",
+    "plan_path",
+    "read_plan",
+    "verify_coverage",
+    "write_plan",
+]
