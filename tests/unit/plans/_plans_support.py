@@ -9,6 +9,7 @@ envelope. It is monotone: adding rows to an interval never makes it smaller.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -100,11 +101,5 @@ def example_counts(start: dt.date = AUGUST, n_days: int = 31) -> list[int]:
 
 def scope_groups(children: Sequence[ChildDescriptor]) -> list[list[ChildDescriptor]]:
     """Consecutive children with the same scope (the parts of one split scope)."""
-    groups: list[list[ChildDescriptor]] = []
-    for child in children:
-        if groups and (groups[-1][0].scope_from, groups[-1][0].scope_to) == (child.scope_from,
-                                                                            child.scope_to):
-            groups[-1].append(child)
-        else:
-            groups.append([child])
-    return groups
+    return [list(group) for _, group in
+            itertools.groupby(children, key=lambda c: (c.scope_from, c.scope_to))]
