@@ -148,7 +148,7 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
     _ce("artifact.conflict", "An artifact key already holds other bytes: inspect both; "
         "artifacts are never overwritten.", exit_class=3),
     _ce("artifact.not_found", "Check the artifact store URL and key.", exit_class=3),
-    _ce("artifact.invalid_key", "Use a relative key of [A-Za-z0-9._/=-] segments without '..'."),
+    _ce("artifact.invalid_key", "Use a relative key of [A-Za-z0-9._=@+-] segments joined by / without '..'."),
     _ce("artifacts.unavailable", "Check that the artifact store is reachable and writable.",
         exit_class=3),
     _ce("source.column_missing", "Add the column to the source or fix the mapping's source name."),
