@@ -17,6 +17,7 @@ from dpone.contracts.binding import (
 from dpone.contracts.mapping import MAPPING_SCHEMA_ID, PayloadMapping
 from dpone.contracts.plan import PLAN_SCHEMA_ID, RestDeliveryPlan
 from dpone.contracts.profile import PROFILE_SCHEMA_ID, OperationProfile
+from dpone.contracts.source_parent import SOURCE_PARENT_SCHEMA_ID, SourceParent
 from dpone.contracts.workload import WORKLOAD_SCHEMA_ID, Workload
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "contracts" / "schemas"
@@ -28,6 +29,7 @@ MODELS: dict[str, type[BaseModel]] = {
     ENVIRONMENT_SCHEMA_ID: Environment,
     MAPPING_SCHEMA_ID: PayloadMapping,
     PLAN_SCHEMA_ID: RestDeliveryPlan,
+    SOURCE_PARENT_SCHEMA_ID: SourceParent,
 }
 
 

@@ -1,0 +1,17 @@
+"""The source freeze: read one source boundary, apply the closed mapping, publish one parent.
+
+The artifact store comes in as an ``ImmutableArtifactPort``; this package never imports an
+adapter.
+"""
+
+from dpone.executor.source._freeze import freeze_source, parent_document_key, parent_key
+from dpone.executor.source._materialize import PARENT_BATCH_ROWS
+from dpone.executor.source._parent_file import open_parent
+
+__all__ = [
+    "PARENT_BATCH_ROWS",
+    "freeze_source",
+    "open_parent",
+    "parent_document_key",
+    "parent_key",
+]

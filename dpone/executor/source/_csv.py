@@ -1,0 +1,92 @@
+"""CSV file source: pyarrow's streaming CSV reader with the mapping's column types.
+
+Dialect: UTF-8, comma, ``"`` quoting (doubled to escape), a header row. A null is an empty
+unquoted field and an empty string is ``""``; booleans are ``true``/``false``; dates are
+``YYYY-MM-DD``; timestamps are ISO 8601 with ``Z`` or an offset and become UTC. A CSV file has no
+index, so every record is parsed (a malformed value anywhere in the file fails the freeze) and
+the boundary is applied to the parsed batches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+
+from dpone.contracts import DponeError
+from dpone.contracts.mapping import PayloadMapping
+from dpone.contracts.source_parent import ParentSource
+from dpone.executor.source import _failures, _reading
+from dpone.executor.source._file import PinnedFile
+
+_READ_OPTIONS = pa_csv.ReadOptions(use_threads=True, block_size=1 << 22)
+_HEADER_OPTIONS = pa_csv.ReadOptions(use_threads=False, block_size=1 << 20)
+_MALFORMED = ("the CSV file is empty or malformed (no header, a record with the wrong number of "
+              "fields, or unbalanced quotes)")
+
+
+class CsvFileReader:
+    def __init__(self, path: Path, mapping: PayloadMapping) -> None:
+        self._pinned = PinnedFile(path)
+        self._mapping = mapping
+        self._types = _reading.source_types(mapping)
+
+    def _open(self, types: dict[str, pa.DataType]) -> pa_csv.CSVStreamingReader:
+        return pa_csv.open_csv(self._pinned.path, read_options=_READ_OPTIONS,
+                               parse_options=_reading.CSV_PARSE_OPTIONS,
+                               convert_options=_reading.csv_convert_options(types, list(types)))
+
+    def _header(self) -> list[str]:
+        try:
+            probe = pa_csv.open_csv(self._pinned.path, read_options=_HEADER_OPTIONS,
+                                    parse_options=_reading.CSV_PARSE_OPTIONS)
+            names = list(probe.schema.names)
+            probe.close()
+        except UnicodeDecodeError:
+            raise _failures.type_mismatch(None, None, "the CSV header is not UTF-8") from None
+        except pa.ArrowInvalid:
+            raise _failures.type_mismatch(None, None, _MALFORMED) from None
+        except OSError as exc:
+            raise _failures.unavailable("the source file cannot be read",
+                                        errno=exc.errno) from None
+        return names
+
+    def batches(self) -> Iterator[tuple[int, pa.RecordBatch]]:
+        _reading.require_columns(self._mapping, self._header(), "the CSV header")
+        record = 1
+        try:
+            reader = self._open(self._types)
+            for raw in reader:
+                yield record, _reading.mapped_batch(self._mapping, raw)
+                record += raw.num_rows
+        except pa.ArrowInvalid:
+            raise self._diagnose() from None
+        except OSError as exc:
+            raise _failures.unavailable("the source file cannot be read",
+                                        errno=exc.errno) from None
+
+    def _fails(self, types: dict[str, pa.DataType]) -> bool:
+        try:
+            for _ in self._open(types):
+                pass
+        except pa.ArrowInvalid:
+            return True
+        return False
+
+    def _diagnose(self) -> DponeError:
+        """Name the column that failed: re-read the file one column at a time."""
+        if self._fails({name: pa.large_binary() for name in self._types}):
+            return _failures.type_mismatch(None, None, _MALFORMED)
+        for name, arrow_type in self._types.items():
+            if self._fails({name: arrow_type}):
+                return _reading.blame(_reading.owner(self._mapping, name))
+        return _failures.type_mismatch(None, None, "the CSV file cannot be read")
+
+    def version(self) -> ParentSource:
+        self._pinned.check_unchanged()
+        return ParentSource(type="file", format="csv", version=self._pinned.digest)
+
+    def close(self) -> None:
+        return None

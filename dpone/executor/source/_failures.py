@@ -1,0 +1,55 @@
+"""The source freeze's failures, each a catalog code that names the field it is about.
+
+Messages never carry data values: a source cell can hold anything, and error text travels into
+logs and evidence.
+"""
+
+from __future__ import annotations
+
+from dpone.contracts import DponeError
+
+
+def _where(column: str, source_column: str | None) -> str:
+    if source_column is None or source_column == column:
+        return f"column {column!r}"
+    return f"column {column!r} (source column {source_column!r})"
+
+
+def _details(column: str | None, source_column: str | None, **extra: object) -> dict[str, object]:
+    details: dict[str, object] = {"column": column}
+    if source_column is not None:
+        details["source_column"] = source_column
+    details.update({key: value for key, value in extra.items() if value is not None})
+    return details
+
+
+def column_missing(column: str, source_column: str, origin: str) -> DponeError:
+    return DponeError(
+        code="source.column_missing",
+        message=f"{_where(column, source_column)} is mapped but {origin} has no such column",
+        details=_details(column, source_column))
+
+
+def type_mismatch(column: str | None, source_column: str | None, reason: str,
+                  row: int | None = None) -> DponeError:
+    where = _where(column, source_column) if column is not None else "the source"
+    at = f" (record {row})" if row is not None else ""
+    return DponeError(code="source.type_mismatch", message=f"{where}{at}: {reason}",
+                      details=_details(column, source_column, row=row))
+
+
+def invalid_utf8(column: str, source_column: str | None) -> DponeError:
+    return DponeError(code="source.invalid_utf8",
+                      message=f"{_where(column, source_column)} holds bytes that are not UTF-8",
+                      details=_details(column, source_column))
+
+
+def null_in_required(column: str, source_column: str | None, row: int) -> DponeError:
+    return DponeError(
+        code="source.null_in_required",
+        message=f"{_where(column, source_column)} is not nullable but record {row} is null",
+        details=_details(column, source_column, row=row))
+
+
+def unavailable(message: str, **details: object) -> DponeError:
+    return DponeError(code="source.unavailable", message=message, details=dict(details))

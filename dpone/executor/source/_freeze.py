@@ -1,0 +1,147 @@
+"""freeze_source: one source boundary -> one immutable, sorted, content-addressed parent."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from dpone.contracts import DponeError, content_digest
+from dpone.contracts.mapping import MappedColumn, PayloadMapping
+from dpone.contracts.plan import RestDeliveryPlan
+from dpone.contracts.ports import ArtifactRef, ImmutableArtifactPort
+from dpone.contracts.source_parent import (
+    PARENT_KEY_PREFIX,
+    SOURCE_PARENT_SCHEMA_ID,
+    ParentBoundary,
+    ParentColumn,
+    SourceParent,
+)
+from dpone.executor.source import _arrow, _file
+from dpone.executor.source._boundary import Selection
+from dpone.executor.source._csv import CsvFileReader
+from dpone.executor.source._materialize import ParentBuilder, file_chunks, sort_order
+from dpone.executor.source._parquet import ParquetFileReader
+from dpone.executor.source._postgres import PostgresReader
+from dpone.executor.source._reading import SourceReader
+
+
+def parent_key(digest: str) -> str:
+    """Where the parent's IPC file lives: ``parents/sha256/<hex>.arrow``."""
+    return f"{PARENT_KEY_PREFIX}{digest.removeprefix('sha256:')}.arrow"
+
+
+def parent_document_key(parent: SourceParent) -> str:
+    """Where the parent's own JSON lives: ``parents/sha256/<hex of those bytes>.json``."""
+    digest = content_digest(parent.canonical_bytes())
+    return f"{PARENT_KEY_PREFIX}{digest.removeprefix('sha256:')}.json"
+
+
+def _scope_column(plan: RestDeliveryPlan) -> MappedColumn:
+    scope = plan.mapping.column(plan.source_boundary.scope_field)
+    if scope is None or scope.type != "date" or scope.nullable:
+        raise DponeError(code="workload.scope_field_unknown",
+                         message=f"scope field {plan.source_boundary.scope_field!r} is not a "
+                                 f"non-null date column of mapping {plan.mapping.id}")
+    return scope
+
+
+def _metadata(plan: RestDeliveryPlan, boundary: ParentBoundary) -> dict[str, str]:
+    """Schema metadata: only what defines the rows (never the source, a time or a host)."""
+    keys, _order = sort_order(plan.mapping, plan.source_boundary.scope_field)
+    return {
+        "dpone.schema": SOURCE_PARENT_SCHEMA_ID,
+        "dpone.mapping_digest": plan.mapping_digest,
+        "dpone.scope_field": plan.source_boundary.scope_field,
+        "dpone.sort_keys": json.dumps(list(keys), separators=(",", ":")),
+        "dpone.boundary": json.dumps(
+            {"from_date": boundary.from_date.isoformat(), "to_date": boundary.to_date.isoformat(),
+             "time_zone": boundary.time_zone}, sort_keys=True, separators=(",", ":")),
+    }
+
+
+@contextlib.contextmanager
+def _reader(plan: RestDeliveryPlan, scope: MappedColumn, boundary: ParentBoundary,
+            registry_root: Path, postgres_dsn: str | None) -> Iterator[SourceReader]:
+    source = plan.source
+    mapping: PayloadMapping = plan.mapping
+    reader: SourceReader
+    if source.type == "postgres":
+        if not postgres_dsn:
+            raise DponeError(code="source.unavailable",
+                             message=f"no connection was given for source connection "
+                                     f"{source.connection_ref!r}")
+        reader = PostgresReader(postgres_dsn, source, mapping, scope, boundary.from_date,
+                                boundary.to_date)
+    elif source.format == "parquet":
+        reader = ParquetFileReader(_file.resolve(registry_root, source.registry_path), mapping,
+                                   scope, boundary.from_date, boundary.to_date)
+    elif source.format == "csv":
+        reader = CsvFileReader(_file.resolve(registry_root, source.registry_path), mapping)
+    else:
+        raise DponeError(code="input.invalid_argument",
+                         message=f"file source format {source.format!r} is not supported")
+    try:
+        yield reader
+    finally:
+        reader.close()
+
+
+def _published(ref: ArtifactRef, digest: str, size: int) -> ArtifactRef:
+    if ref.digest != digest or ref.size != size:
+        raise DponeError(code="artifacts.unavailable",
+                         message="the artifact store recorded other bytes than the parent written",
+                         details={"key": ref.key})
+    return ref
+
+
+def freeze_source(plan: RestDeliveryPlan, *, registry_root: Path, interval_start: dt.date,
+                  interval_end: dt.date, artifacts: ImmutableArtifactPort,
+                  postgres_dsn: str | None = None, scratch_dir: Path | None = None
+                  ) -> SourceParent:
+    """Read the plan's source for ``[interval_start, interval_end)``, map, sort and publish it.
+
+    The parent's IPC file goes to ``parents/sha256/<hex>.arrow`` and the returned document to
+    ``parents/sha256/<hex>.json`` (each named by the SHA-256 of its own bytes). A PostgreSQL
+    snapshot stays open until both are published and is closed before this returns. A file
+    source is read from ``registry_root / plan.source.registry_path``; ``scratch_dir`` holds the
+    temporary copy of the parent while it is hashed (default: the system temporary directory).
+    """
+    if interval_end < interval_start:
+        raise DponeError(code="input.invalid_argument",
+                         message=f"the interval end {interval_end} is before its start "
+                                 f"{interval_start}")
+    boundary = ParentBoundary(from_date=interval_start, to_date=interval_end)
+    scope = _scope_column(plan)
+    mapping = plan.mapping
+    schema = _arrow.parent_schema(mapping, _metadata(plan, boundary))
+    selection = Selection(mapping, scope, interval_start, interval_end)
+    builder = ParentBuilder(mapping, scope.name, schema)
+    with _reader(plan, scope, boundary, registry_root, postgres_dsn) as reader:
+        for first_record, batch in reader.batches():
+            builder.add(selection.apply(batch, first_record))
+        source_version = reader.version()
+        with tempfile.TemporaryDirectory(prefix="dpone-parent-", dir=scratch_dir) as scratch:
+            written = builder.write(Path(scratch) / "parent.arrow")
+            ref = _published(artifacts.put_stream(parent_key(written.digest),
+                                                  file_chunks(written.path)),
+                             written.digest, written.size)
+        keys, _order = sort_order(mapping, scope.name)
+        parent = SourceParent(
+            artifact=ref,
+            row_count=written.row_count,
+            columns=tuple(ParentColumn(name=c.name, type=c.type, nullable=c.nullable)
+                          for c in mapping.columns),
+            sort_keys=keys,
+            scope_field=scope.name,
+            boundary=boundary,
+            source=source_version,
+            mapping_digest=plan.mapping_digest,
+            scope_index=written.scope_index,
+            complete=True,
+        )
+        artifacts.put_bytes(parent_document_key(parent), parent.canonical_bytes())
+    return parent
