@@ -7,8 +7,8 @@ Rules (profile-owned parameters come from :class:`~dpone.contracts.profile.JsonC
   ``[`` + objects separated by ``,`` + ``]`` (``[]`` when empty).
 - Strings are escaped exactly as Python's ``json.dumps`` does: ``\\"``, ``\\\\``, ``\\n``,
   ``\\r``, ``\\t``, ``\\b``, ``\\f``, other control characters as ``\\u00XX``; with
-  ``non_ascii: escape`` every non-ASCII character is ``\\uXXXX`` (surrogate pairs above
-  U+FFFF), with ``raw_utf8`` it is written as UTF-8.
+  ``non_ascii: escape`` every non-ASCII character is a ``\\u`` escape of four hex digits
+  (surrogate pairs above U+FFFF), with ``raw_utf8`` it is written as UTF-8.
 - int64 exact decimal; float64 Python ``repr`` (valid JSON; NaN/infinity refused); bool
   ``true``/``false``; date ``"YYYY-MM-DD"``; timestamp ``"YYYY-MM-DDTHH:MM:SS[.fff]Z"`` at
   ``timestamp_precision``, UTC.
