@@ -7,6 +7,7 @@ import click
 from dpone import __version__
 from dpone.cli.compile import check, plan
 from dpone.cli.docs import docs
+from dpone.cli.seal import seal
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -17,6 +18,7 @@ def cli() -> None:
 
 cli.add_command(check)
 cli.add_command(plan)
+cli.add_command(seal)
 cli.add_command(docs)
 
 

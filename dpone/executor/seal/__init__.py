@@ -1,0 +1,11 @@
+"""The sealer: plan every child of one frozen parent and publish its payload and evidence.
+
+The artifact store comes in as an ``ImmutableArtifactPort``; this package never imports an
+adapter or the journal. See :func:`seal_all`; template symbols and the ``scope.to`` rule are
+described in ``_request``.
+"""
+
+from dpone.executor.seal._payload import payload_extension, payload_key
+from dpone.executor.seal._seal import seal_all
+
+__all__ = ["payload_extension", "payload_key", "seal_all"]

@@ -1,0 +1,77 @@
+"""Payload bytes of a parent row interval: encoding, compression, keys and the size oracle."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from dpone.codecs import Measurement, PayloadEncodingError, compress, encode_rows, measure
+from dpone.contracts import DponeError
+from dpone.contracts.mapping import PayloadMapping
+from dpone.contracts.profile import Codec, PayloadFormat
+from dpone.contracts.sealed import PAYLOAD_KEY_PREFIX
+
+_EXTENSIONS = {"csv": "csv", "ndjson": "ndjson", "json_array": "json"}
+
+
+def payload_extension(payload: PayloadFormat) -> str:
+    """The file extension of a payload: ``csv``, ``ndjson`` or ``json``, plus ``.gz`` if gzipped."""
+    base = _EXTENSIONS.get(payload.format)
+    if base is None:
+        raise DponeError(code="input.invalid_argument",
+                         message=f"payload format {payload.format!r} is a file, not rows; "
+                                 "the sealer encodes rows only")
+    return base + (".gz" if payload.compression == "gzip" else "")
+
+
+def payload_key(digest: str, extension: str) -> str:
+    """Where payload bytes live: ``payloads/sha256/<hex>.<extension>``."""
+    return f"{PAYLOAD_KEY_PREFIX}{digest.removeprefix('sha256:')}.{extension}"
+
+
+def encoding_error(error: PayloadEncodingError) -> DponeError:
+    """A value the codec refuses, as the catalog error naming the column (never the value)."""
+    column = error.column if error.column is not None else "(schema)"
+    return DponeError(code="source.type_mismatch",
+                      message=f"column {column!r}: {error.reason}",
+                      details={"column": error.column, "row": error.row})
+
+
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """A payload stream in flight: consume ``chunks`` to the end, then read the measurements."""
+
+    chunks: Iterator[bytes]
+    decoded: Measurement
+    sealed: Measurement
+
+
+class PayloadEncoder:
+    """Encodes row intervals of the memory-mapped parent table with the profile's codec.
+
+    ``table`` is zero-copy over the parent's IPC file, so a slice streams straight from the
+    mapped pages; the same interval always yields the same bytes.
+    """
+
+    def __init__(self, table: pa.Table, mapping: PayloadMapping, payload: PayloadFormat,
+                 codec: Codec) -> None:
+        self._table = table
+        self._mapping = mapping
+        self._payload = payload
+        self._codec = codec
+
+    def encode(self, first_row: int, row_count: int) -> Encoded:
+        rows = self._table.slice(first_row, row_count)
+        decoded_stream, decoded = measure(_guarded(
+            lambda: encode_rows(rows, self._mapping, self._payload, self._codec)))
+        sealed_stream, sealed = measure(compress(decoded_stream, self._payload, self._codec))
+        return Encoded(sealed_stream, decoded, sealed)
+
+
+def _guarded(start: Callable[[], Iterator[bytes]]) -> Iterator[bytes]:
+    try:
+        yield from start()
+    except PayloadEncodingError as error:
+        raise encoding_error(error) from error

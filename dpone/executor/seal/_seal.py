@@ -1,0 +1,194 @@
+"""seal_all: one frozen parent + one compiled plan -> every child sealed and published."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+
+import dpone
+from dpone.codecs import codec_libraries
+from dpone.contracts import DponeError, content_digest
+from dpone.contracts.children import ChildDescriptor, ChildPlan, DaySlice
+from dpone.contracts.identity import parent_plan_digest
+from dpone.contracts.plan import RestDeliveryPlan
+from dpone.contracts.ports import ArtifactRef, ImmutableArtifactPort
+from dpone.contracts.sealed import (
+    PayloadCodec,
+    PayloadDocument,
+    PayloadLineage,
+    SealedChild,
+    SealedTopology,
+)
+from dpone.contracts.source_parent import SourceParent
+from dpone.executor.seal import _request
+from dpone.executor.seal._payload import (
+    PayloadEncoder,
+    payload_extension,
+    payload_key,
+)
+from dpone.executor.source import open_parent
+from dpone.plans import Measured, child_plan_digest, plan_children, verify_coverage
+
+Progress = Callable[[int, int], None]
+_HASH_CHUNK = 1 << 20
+
+
+class _RecordingOracle:
+    """The planner's :class:`dpone.plans.SizeOracle`: exact decoded and wire sizes.
+
+    The wire size is the sealed payload size plus ``overhead``: the bytes a multipart envelope
+    adds (0 for a single body). The overhead does not depend on the rows because every rendered
+    value in the envelope has a fixed length for one plan (dates, digests, the filename and the
+    boundary); each child's real envelope is checked against the plan. Each measured interval's
+    payload digest is remembered so the payload can be published under its key in one pass.
+    """
+
+    def __init__(self, encoder: PayloadEncoder, overhead: int) -> None:
+        self._encoder = encoder
+        self._overhead = overhead
+        self.digests: dict[tuple[int, int], str] = {}
+
+    def measure(self, first_row: int, row_count: int) -> Measured:
+        encoded = self._encoder.encode(first_row, row_count)
+        for _ in encoded.chunks:
+            pass
+        self.digests[(first_row, row_count)] = encoded.sealed.digest
+        return Measured(decoded_bytes=encoded.decoded.size,
+                        wire_bytes=encoded.sealed.size + self._overhead)
+
+
+def _verified_table(parent: SourceParent, path: Path) -> pa.Table:
+    """The memory-mapped parent table, after checking the file against the parent's digest."""
+    hasher = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(_HASH_CHUNK):
+            hasher.update(chunk)
+    if "sha256:" + hasher.hexdigest() != parent.artifact.digest:
+        raise DponeError(code="artifacts.unavailable",
+                         message=f"{path} does not hash to the parent digest "
+                                 f"{parent.artifact.digest}",
+                         details={"key": parent.artifact.key})
+    table = open_parent(path).read_all()
+    if table.num_rows != parent.row_count:
+        raise DponeError(code="artifacts.unavailable",
+                         message=f"the parent file holds {table.num_rows} rows, its document "
+                                 f"{parent.row_count}", details={"key": parent.artifact.key})
+    return table
+
+
+def _plan(plan: RestDeliveryPlan, parent: SourceParent, oracle: _RecordingOracle) -> ChildPlan:
+    days = [DaySlice(day=entry.date, first_row=entry.first_row, row_count=entry.row_count)
+            for entry in parent.scope_index]
+    boundary = parent.boundary
+    try:
+        children = plan_children(boundary_from=boundary.from_date, boundary_to=boundary.to_date,
+                                 days=days, total_rows=parent.row_count,
+                                 limits=plan.effective_limits,
+                                 mutation_kind=plan.source_boundary.mutation_kind, oracle=oracle)
+        verify_coverage(children, days, parent.row_count, boundary.from_date, boundary.to_date)
+    except ValueError as error:
+        raise DponeError(code="input.invalid_argument",
+                         message=f"the parent boundary cannot be planned: {error}") from error
+    return children
+
+
+class _Sealer:
+    def __init__(self, plan: RestDeliveryPlan, plan_digest: str, parent: SourceParent,
+                 table: pa.Table, artifacts: ImmutableArtifactPort) -> None:
+        self.plan = plan
+        self.plan_digest = plan_digest
+        self.parent = parent
+        self.artifacts = artifacts
+        profile = plan.profile.snapshot
+        self.payload = profile.request.body.payload_format
+        self.codec = profile.codec
+        self.extension = payload_extension(self.payload)
+        self.multipart = profile.request.body.type == "multipart_file"
+        self.encoder = PayloadEncoder(table, plan.mapping, self.payload, self.codec)
+        self.oracle = _RecordingOracle(
+            self.encoder, _request.envelope_overhead(plan, parent, self.extension))
+
+    def _publish_payload(self, child: ChildDescriptor) -> ArtifactRef:
+        expected = self.oracle.digests.get((child.first_row, child.row_count))
+        encoded = self.encoder.encode(child.first_row, child.row_count)
+        if expected is None:  # the planner measures every child; recompute if it ever did not
+            for _ in encoded.chunks:
+                pass
+            expected = encoded.sealed.digest
+            encoded = self.encoder.encode(child.first_row, child.row_count)
+        ref = self.artifacts.put_stream(payload_key(expected, self.extension), encoded.chunks)
+        if (ref.digest, encoded.sealed.digest) != (expected, expected) \
+                or ref.size != encoded.sealed.size or encoded.decoded.size != child.decoded_bytes:
+            raise DponeError(code="artifacts.unavailable",
+                             message=f"child {child.ordinal}: the published payload differs "
+                                     "from the measured one", details={"key": ref.key})
+        return ref
+
+    def seal(self, child: ChildDescriptor) -> SealedChild:
+        keys = _request.child_keys(self.plan, self.parent, child)
+        values = _request.symbols(self.plan, keys, child.scope_from, child.scope_to)
+        ref = self._publish_payload(child)
+        envelope = None
+        if self.multipart:
+            envelope = _request.envelope(
+                self.plan, values, _request.filename(keys.receiver_mutation_key, self.extension),
+                ref.size, ref.digest, lambda: self.artifacts.open_stream(ref.key))
+        rendered, identities = _request.render_child(self.plan, keys, values, envelope,
+                                                     ref.size, ref.digest)
+        if rendered.content_length != child.wire_bytes:
+            raise DponeError(code="contract.semantic_invalid",
+                             message=f"child {child.ordinal}: the request body is "
+                                     f"{rendered.content_length} bytes, planned "
+                                     f"{child.wire_bytes}")
+        document = PayloadDocument(
+            producer=f"dpone {dpone.__version__}",
+            child=child,
+            lineage=PayloadLineage(parent_digest=self.parent.artifact.digest,
+                                   parent_key=self.parent.artifact.key,
+                                   plan_digest=self.plan_digest,
+                                   logical_route_id=self.plan.logical_route_id,
+                                   environment=self.plan.environment.ref),
+            payload=ref, decoded_bytes=child.decoded_bytes, wire_bytes=child.wire_bytes,
+            codec=PayloadCodec(payload=self.payload, codec=self.codec,
+                               libraries=codec_libraries()),
+            identities=identities, request=rendered)
+        data = document.canonical_bytes()
+        document_ref = self.artifacts.put_bytes(payload_key(content_digest(data), "json"), data)
+        return SealedChild(descriptor=child, payload=ref, document=document_ref,
+                           identities=identities, request=rendered)
+
+
+def seal_all(plan: RestDeliveryPlan, plan_digest: str, parent: SourceParent,
+             parent_bytes_path: Path, artifacts: ImmutableArtifactPort, *,
+             progress: Progress | None = None) -> SealedTopology:
+    """Plan every child of the frozen ``parent`` and seal and publish each one.
+
+    Reads only the parent's IPC file at ``parent_bytes_path`` (memory-mapped, checked against
+    ``parent.artifact.digest``). Payload bytes go create-if-absent to
+    ``payloads/sha256/<hex>.<ext>`` and each child's ``dpone.rest_payload.v1`` document to
+    ``payloads/sha256/<hex of the document>.json``. ``progress(done, total)`` is called after
+    each sealed child. Deterministic: the same parent, plan and codec libraries give the same
+    bytes, digests and ``parent_plan_digest``.
+    """
+    table = _verified_table(parent, parent_bytes_path)
+    sealer = _Sealer(plan, plan_digest, parent, table, artifacts)
+    children = _plan(plan, parent, sealer.oracle)
+    sealed: list[SealedChild] = []
+    total = len(children.children)
+    for child in children.children:
+        sealed.append(sealer.seal(child))
+        if progress is not None:
+            progress(len(sealed), total)
+    topology_digest = parent_plan_digest(
+        frozen_parent_digest=parent.artifact.digest, compiled_plan_digest=plan_digest,
+        profile_contract_digest=plan.profile.profile_contract_digest,
+        **child_plan_digest(children))
+    return SealedTopology(
+        parent_digest=parent.artifact.digest, plan_digest=plan_digest,
+        profile_contract_digest=plan.profile.profile_contract_digest,
+        planner_algorithm_version=children.planner_algorithm_version,
+        parent_plan_digest=topology_digest, total_rows=parent.row_count,
+        children=tuple(sealed), coverage=children.coverage)

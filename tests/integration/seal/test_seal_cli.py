@@ -1,0 +1,95 @@
+"""`dpone seal`: text and JSON output, a stored plan digest as the target, and refusals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from _seal_support import Sealed
+from click.testing import CliRunner
+
+from _support import EXAMPLES
+from dpone.cli.compile import plan as plan_command
+from dpone.cli.seal import seal
+
+WORKLOAD = EXAMPLES / "workloads" / "measurements_async.yaml"
+INTERVAL = ["--interval-start", "2026-08-01", "--interval-end", "2026-09-01"]
+
+
+def _invoke(tmp_path: Path, target: str, *extra: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(seal, [target, "--registry", str(EXAMPLES), *INTERVAL,
+                                       "--artifacts", str(tmp_path / "artifacts"), *extra])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_text_output(tmp_path: Path, sealed_examples: dict[str, Sealed]) -> None:
+    topology = sealed_examples["measurements_async"].topology
+    code, out, err = _invoke(tmp_path, str(WORKLOAD))
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == (f"sealed [2026-08-01, 2026-09-01): {topology.total_rows} rows in "
+                        f"{len(topology.children)} child(ren)")
+    assert lines[1].split() == ["ordinal", "scope", "rows", "decoded", "bytes", "wire", "bytes",
+                                "payload"]
+    first = topology.children[0]
+    assert lines[2].split() == ["1", "[2026-08-01,", f"{first.descriptor.scope_to})",
+                                str(first.descriptor.row_count),
+                                str(first.descriptor.decoded_bytes),
+                                str(first.descriptor.wire_bytes), first.payload.digest[:19]]
+    assert f"  parent              {topology.parent_digest}" in lines
+    assert f"  parent_plan_digest  {topology.parent_plan_digest}" in lines
+    assert f"  children            {len(topology.children)}" in lines
+    assert f"sealed child {len(topology.children)}/{len(topology.children)}" in err
+
+
+def test_json_output(tmp_path: Path, sealed_examples: dict[str, Sealed]) -> None:
+    topology = sealed_examples["measurements_async"].topology
+    code, out, err = _invoke(tmp_path, str(WORKLOAD), "--format", "json")
+    assert code == 0, err
+    document = json.loads(out)
+    assert document["schema"] == "dpone.seal_result.v1"
+    assert document["parent_digest"] == topology.parent_digest
+    assert document["parent_plan_digest"] == topology.parent_plan_digest
+    assert document["child_count"] == len(topology.children)
+    assert [c["payload_digest"] for c in document["children"]] == [
+        c.payload.digest for c in topology.children]
+    assert document["children"][0]["scope"] == {
+        "from": "2026-08-01", "to": topology.children[0].descriptor.scope_to.isoformat(),
+        "part": 1, "parts": 1}
+    assert (tmp_path / "artifacts" / topology.children[0].payload.key).is_file()
+
+
+def test_plan_digest_target(tmp_path: Path, sealed_examples: dict[str, Sealed]) -> None:
+    sealed = sealed_examples["measurements_sync"]
+    plans = tmp_path / "plans"
+    written = CliRunner().invoke(plan_command, [str(EXAMPLES / "workloads" /
+                                                    "measurements_sync.yaml"),
+                                                "--registry", str(EXAMPLES), "--out", str(plans)])
+    assert written.exit_code == 0, written.output
+    code, out, err = _invoke(tmp_path, sealed.plan_digest, "--plans", str(plans),
+                             "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["parent_plan_digest"] == sealed.topology.parent_plan_digest
+
+
+def test_unknown_plan_digest_is_refused(tmp_path: Path) -> None:
+    code, out, _ = _invoke(tmp_path, "sha256:" + "0" * 64, "--plans", str(tmp_path),
+                           "--format", "json")
+    assert code != 0
+    assert json.loads(out)["code"] == "plan.not_found"
+
+
+def test_unencodable_value_names_the_column(tmp_path: Path, registry: Path) -> None:
+    data = registry / "data" / "measurements.csv"
+    lines = data.read_text("utf-8").splitlines()
+    header = lines[0].split(",")
+    row = lines[1].split(",")
+    row[header.index("reading")] = "inf"
+    data.write_text("\n".join([lines[0], ",".join(row), *lines[2:]]) + "\n", "utf-8")
+    result = CliRunner().invoke(seal, [str(registry / "workloads" / "measurements_async.yaml"),
+                                       "--registry", str(registry), *INTERVAL, "--artifacts",
+                                       str(tmp_path / "artifacts"), "--format", "json"])
+    assert result.exit_code != 0
+    error = json.loads(result.stdout)
+    assert error["code"] == "source.type_mismatch"
+    assert "reading" in error["message"]

@@ -1,0 +1,54 @@
+"""Reviewed goldens: parent digest, parent_plan_digest and payload digests of each example.
+
+Regenerate with ``DPONE_UPDATE_GOLDENS=1 pytest tests/integration/seal`` and review the diff of
+``goldens/seal/<example>.json``. Payload bytes depend on the codec libraries recorded there
+(gzip output differs between zlib builds).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pytest
+from _seal_support import EXAMPLE_NAMES, Sealed
+
+from _support import ROOT
+from dpone.codecs import codec_libraries
+
+GOLDENS = ROOT / "goldens" / "seal"
+
+
+def _golden(name: str, sealed: Sealed) -> dict[str, Any]:
+    topology = sealed.topology
+    first = topology.children[0]
+    return {
+        "example": name,
+        "interval": {"from": "2026-08-01", "to": "2026-09-01"},
+        "codec_libraries": codec_libraries(),
+        "plan_digest": topology.plan_digest,
+        "parent_digest": topology.parent_digest,
+        "parent_plan_digest": topology.parent_plan_digest,
+        "rows": topology.total_rows,
+        "children": [
+            {"ordinal": c.descriptor.ordinal,
+             "scope": [c.descriptor.scope_from.isoformat(), c.descriptor.scope_to.isoformat()],
+             "part": [c.descriptor.part, c.descriptor.parts],
+             "rows": c.descriptor.row_count,
+             "payload_digest": c.payload.digest}
+            for c in topology.children],
+        "first_child_excerpt": sealed.decoded(first).decode("utf-8").split("\n")[:3],
+    }
+
+
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
+def test_sealed_digests_match_golden(name: str, sealed_examples: dict[str, Sealed]) -> None:
+    actual = _golden(name, sealed_examples[name])
+    path = GOLDENS / f"{name}.json"
+    if os.environ.get("DPONE_UPDATE_GOLDENS") == "1":
+        GOLDENS.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(actual, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+                        encoding="utf-8")
+    stored = json.loads(path.read_text("utf-8"))
+    assert stored == actual
