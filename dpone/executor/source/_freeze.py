@@ -25,7 +25,6 @@ from dpone.executor.source._boundary import Selection
 from dpone.executor.source._csv import CsvFileReader
 from dpone.executor.source._materialize import ParentBuilder, file_chunks, sort_order
 from dpone.executor.source._parquet import ParquetFileReader
-from dpone.executor.source._postgres import PostgresReader
 from dpone.executor.source._reading import SourceReader
 
 
@@ -74,6 +73,9 @@ def _reader(plan: RestDeliveryPlan, scope: MappedColumn, boundary: ParentBoundar
             raise DponeError(code="source.unavailable",
                              message=f"no connection was given for source connection "
                                      f"{source.connection_ref!r}")
+        # psycopg belongs to the optional `postgres` extra: import it only for a PostgreSQL source.
+        from dpone.executor.source._postgres import PostgresReader  # noqa: PLC0415
+
         reader = PostgresReader(postgres_dsn, source, mapping, scope, boundary.from_date,
                                 boundary.to_date)
     elif source.format == "parquet":
