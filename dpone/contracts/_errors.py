@@ -99,7 +99,7 @@ REST_DELIVERY_ERRORS: tuple[ErrorSpec, ...] = (
 
 
 def _ce(code: str, action: str, exit_class: int = 2) -> ErrorSpec:
-    retry = _R.AFTER_FIX if exit_class == 2 else _R.WHEN_AVAILABLE
+    retry = {2: _R.AFTER_FIX, 3: _R.WHEN_AVAILABLE}.get(exit_class, _R.RECONCILIATION_ONLY)
     return ErrorSpec(code, ExitClass(exit_class), retry, action, _S.ERROR, _E.NONE)
 
 
@@ -156,6 +156,23 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
     _ce("source.invalid_utf8", "Re-encode the source text as UTF-8."),
     _ce("source.null_in_required", "Fill the nulls or mark the mapped column nullable."),
     _ce("source.unavailable", "Check that the source file or database is reachable.", exit_class=3),
+    _ce("journal.unavailable", "Check the journal URL and that the database is reachable.",
+        exit_class=3),
+    _ce("journal.revision_conflict", "Another worker moved the operation: reread it and retry "
+        "the decision.", exit_class=3),
+    _ce("journal.illegal_transition", "The state contract forbids this transition: inspect "
+        "the operation.", exit_class=4),
+    _ce("journal.lease_held", "Another worker holds the lease: wait for it to expire.",
+        exit_class=3),
+    _ce("journal.lease_lost", "The lease expired or was taken over: reread the operation.",
+        exit_class=3),
+    _ce("journal.not_found", "Check the operation id and the journal URL."),
+    _ce("journal.capacity_exhausted", "Wait until a remote job finishes and frees capacity.",
+        exit_class=3),
+    _ce("journal.durability_unavailable", "Restore the synchronous standby quorum "
+        "(synchronous_commit=remote_apply with a streaming synchronous standby).", exit_class=3),
+    _ce("journal.sqlite_in_production", "Use a postgresql:// journal in a production "
+        "environment; SQLite is for local development."),
     _ce("plan.not_found", "Compile the plan with `dpone plan` first, or fix the digest."),
     _ce("plan.digest_mismatch", "The plan file was altered; recompile it."),
 )

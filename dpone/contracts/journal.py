@@ -1,0 +1,213 @@
+"""The delivery journal port: admission, guarded transitions, leases, attempts, checkpoint.
+
+Two adapters implement it with the same behaviour: PostgreSQL 15+ (production) and SQLite
+(local development only). Every state change is a revision CAS that the runtime guard of
+``dpone.rest-bulk-delivery-design.v1`` admits first; leases are decided by the database clock;
+admission of a parent and its complete child topology is one transaction before any HTTP.
+Errors are ``DponeError`` with catalog codes (``REST_DELIVERY_*`` for the spec's refusals,
+``journal.*`` for CAS/lease/availability); adapters translate driver errors at the edge.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal, Protocol
+
+from pydantic import Field
+
+from dpone.contracts._axes import (
+    AcknowledgementState,
+    CheckpointState,
+    ExecutionState,
+    RemoteEffect,
+    VerificationState,
+)
+from dpone.contracts._base import Digest, StrictModel
+
+LeaseKindName = Literal["mutation", "observation", "checkpoint", "operator"]
+MutationGate = Literal["OPEN", "BLOCKED"]
+NonNegative = Annotated[int, Field(ge=0)]
+
+
+class Generation(StrictModel):
+    """The ordered replacement generation: (scheduled_interval_end_utc, correction_revision)."""
+
+    scheduled_interval_end_utc: dt.datetime
+    correction_revision: NonNegative
+
+
+class Tenancy(StrictModel):
+    """Row-level scoping of every journal row."""
+
+    operation_namespace: Digest
+    tenant_id: str
+    environment_id: str
+
+
+class ChildAdmission(StrictModel):
+    """One sealed child of the topology, admitted with its parent."""
+
+    ordinal: Annotated[int, Field(ge=1)]
+    delivery_key: Digest
+    receiver_mutation_key: Digest
+    mutation_intent_digest: Digest
+    scope_from: dt.date
+    scope_to: dt.date
+    first_row: NonNegative
+    row_count: NonNegative
+    payload_key: str
+    payload_digest: Digest
+    payload_document_key: str
+    wire_bytes: NonNegative
+
+
+class ParentAdmission(StrictModel):
+    """The complete immutable parent plan: admitted whole, or not at all."""
+
+    tenancy: Tenancy
+    logical_route_id: str
+    plan_digest: Digest
+    parent_plan_digest: Digest
+    frozen_parent_digest: Digest
+    profile_contract_digest: Digest
+    effect_conflict_domain: Digest
+    mutation_kind: Literal["partition_replace", "incremental_append"]
+    generation: Generation
+    boundary_from: dt.date
+    boundary_to: dt.date
+    max_remote_jobs: Annotated[int, Field(ge=1, le=64)]
+    children: tuple[ChildAdmission, ...]
+
+
+class Axes(StrictModel):
+    execution_state: ExecutionState
+    remote_effect: RemoteEffect
+    acknowledgement_state: AcknowledgementState
+    verification_state: VerificationState
+    checkpoint_state: CheckpointState
+
+
+class ChildOperation(StrictModel):
+    """A child operation as the journal holds it now."""
+
+    operation_id: str
+    parent_id: str
+    ordinal: int
+    tenancy: Tenancy
+    delivery_key: Digest
+    receiver_mutation_key: Digest
+    mutation_intent_digest: Digest
+    effect_conflict_domain: Digest
+    generation: Generation
+    scope_from: dt.date
+    scope_to: dt.date
+    payload_key: str
+    payload_digest: Digest
+    state_name: str
+    axes: Axes
+    revision: NonNegative
+    journal_epoch: NonNegative
+    attempt_ordinal: NonNegative
+    observation_ordinal: NonNegative
+    receipt: dict[str, Any] | None = None
+    next_check_after: dt.datetime | None = None
+    last_error_code: str | None = None
+
+
+class ParentOperation(StrictModel):
+    parent_id: str
+    tenancy: Tenancy
+    logical_route_id: str
+    plan_digest: Digest
+    parent_plan_digest: Digest
+    effect_conflict_domain: Digest
+    mutation_kind: Literal["partition_replace", "incremental_append"]
+    generation: Generation
+    boundary_from: dt.date
+    boundary_to: dt.date
+    checkpoint_frontier: NonNegative
+    children: tuple[ChildOperation, ...]
+
+
+class AdmissionResult(StrictModel):
+    parent: ParentOperation
+    resumed: bool
+
+
+class Lease(StrictModel):
+    """A lease granted by the database clock; ``token`` fences a stale holder."""
+
+    operation_id: str
+    kind: LeaseKindName
+    holder: str
+    token: Annotated[int, Field(ge=1)]
+    expires_at: dt.datetime
+
+
+class AttemptPlan(StrictModel):
+    """The next attempt: its ordinal, deterministic id and the MAY_ATTEMPT marker document."""
+
+    operation_id: str
+    attempt_ordinal: Annotated[int, Field(ge=1)]
+    attempt_id: str
+    marker_key: str
+    marker: dict[str, Any]
+
+
+class TransitionRequest(StrictModel):
+    """One guarded transition: the guard's inputs plus the row fields the transition sets."""
+
+    operation_id: str
+    transition_id: str
+    expected_revision: NonNegative
+    evidence_kind: str
+    evidence_name: str
+    facts: tuple[str, ...] = ()
+    reconciliation_id: str | None = None
+    evidence_digest: str | None = None
+    receipt: dict[str, Any] | None = None
+    next_check_after: dt.datetime | None = None
+    error_code: str | None = None
+    observation: dict[str, Any] | None = None
+
+
+class DeliveryJournalView(Protocol):
+    """Read-only access: inspection, the Airflow trigger, operators."""
+
+    def load_parent(self, parent_id: str) -> ParentOperation: ...
+
+    def find_parent(self, tenancy: Tenancy, parent_plan_digest: str) -> ParentOperation | None: ...
+
+    def get_child(self, operation_id: str) -> ChildOperation: ...
+
+    def list_attempts(self, operation_id: str) -> Sequence[Mapping[str, Any]]: ...
+
+    def list_observations(self, operation_id: str) -> Sequence[Mapping[str, Any]]: ...
+
+    def journal_epoch(self, environment_id: str) -> int: ...
+
+    def mutation_gate(self, environment_id: str) -> MutationGate: ...
+
+
+class DeliveryJournalPort(DeliveryJournalView, Protocol):
+    """Admission, transitions, leases, the pre-submit critical transaction and checkpointing."""
+
+    def admit_parent(self, request: ParentAdmission) -> AdmissionResult: ...
+
+    def acquire_lease(self, operation_id: str, kind: LeaseKindName, holder: str,
+                      ttl_seconds: int) -> Lease: ...
+
+    def release_lease(self, lease: Lease) -> None: ...
+
+    def plan_attempt(self, operation_id: str, lease: Lease) -> AttemptPlan: ...
+
+    def enter_submitting(self, attempt: AttemptPlan, marker_digest: str, lease: Lease,
+                         expected_revision: int) -> ChildOperation: ...
+
+    def transition(self, request: TransitionRequest, lease: Lease) -> ChildOperation: ...
+
+    def promote_frontier(self, parent_id: str, lease: Lease) -> int: ...
+
+    def set_mutation_gate(self, environment_id: str, gate: MutationGate, *, epoch: int,
+                          actor: str, reason: str) -> None: ...
