@@ -153,10 +153,8 @@ def test_compile_codes_are_dotted_lowercase_errors(spec: ErrorSpec) -> None:
     assert COMPILE_CODE_RE.fullmatch(spec.code)
     assert spec.severity is S.ERROR
     assert spec.evidence is E.NONE
-    assert spec.exit_class in (ExitClass.INVALID, ExitClass.UNAVAILABLE) or (
-        spec.exit_class is ExitClass.EFFECT_UNCERTAIN
-        and spec.retryability is Retryability.RECONCILIATION_ONLY)
-    expected_retry = R.AFTER_FIX if spec.exit_class is ExitClass.INVALID else R.WHEN_AVAILABLE
+    expected_retry = {ExitClass.INVALID: R.AFTER_FIX, ExitClass.UNAVAILABLE: R.WHEN_AVAILABLE,
+                      ExitClass.EFFECT_UNCERTAIN: R.RECONCILIATION_ONLY}[spec.exit_class]
     assert spec.retryability is expected_retry
 
 
