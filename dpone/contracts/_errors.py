@@ -173,6 +173,8 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
         "(synchronous_commit=remote_apply with a streaming synchronous standby).", exit_class=3),
     _ce("journal.sqlite_in_production", "Use a postgresql:// journal in a production "
         "environment; SQLite is for local development."),
+    _ce("credential.unavailable", "Provide the credential through env:, file: or "
+        "DPONE_CONN_<REF>_<FIELD>.", exit_class=3),
     _ce("plan.not_found", "Compile the plan with `dpone plan` first, or fix the digest."),
     _ce("plan.digest_mismatch", "The plan file was altered; recompile it."),
 )
