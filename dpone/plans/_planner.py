@@ -1,187 +1,72 @@
 """The deterministic adaptive planner: one frozen parent -> ordered children + coverage proof.
 
 Pure: no I/O. Sizes come from a :class:`SizeOracle` the caller (the sealer) implements with the
-real codecs; it returns the exact decoded and wire sizes of the sealed payload for a row
-interval. Encoding costs about as much as the rows it encodes, so the planner measures each
-day with rows once, estimates windows additively from those per-day sizes, and then measures
-each chosen child once to verify it; only a child that fails verification costs more (a binary
-search of O(log) further measurements). Integer arithmetic only: the same inputs and
-algorithm version always give the same plan.
+real codecs. Encoding costs about as much as the rows it encodes, so the planner asks the
+oracle for a cheap, possibly inexact *estimate* of each day with rows, proposes windows
+additively from those per-day estimates, and then measures each proposed child exactly once
+to verify it; only a child that fails verification costs more (a binary search of O(log)
+further exact measurements). Only exact measurements accept a child. Integer arithmetic only:
+the same inputs, oracle and algorithm version always give the same plan.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Final
 
 from dpone.contracts import DponeError
 from dpone.contracts.children import ChildDescriptor, ChildPlan, DaySlice
 from dpone.contracts.plan import PLANNER_ALGORITHM_VERSION, EffectiveLimits
 from dpone.contracts.profile import Limits
 from dpone.plans._coverage import check_days, coverage_proof, verify_coverage
+from dpone.plans._windows import (
+    Measured,
+    Parent,
+    SizeOracle,
+    Sizes,
+    Span,
+    hard_caps,
+    planning_caps,
+    scope_error,
+)
+
+__all__ = ["FIXED_WIDTH_ALGORITHM_VERSION", "MUTATION_KINDS", "Measured", "SizeOracle",
+           "fixed_width_children", "limit_violations", "plan_children"]
 
 FIXED_WIDTH_ALGORITHM_VERSION: Final = "dpone.fixed_window_baseline.v1"
 MUTATION_KINDS: Final = ("partition_replace", "incremental_append")
 
 
-@dataclass(frozen=True, slots=True)
-class Measured:
-    """Exact sizes of one sealed payload: decoded (before compression) and complete wire body."""
-
-    decoded_bytes: int
-    wire_bytes: int
-
-
-class SizeOracle(Protocol):
-    """Measures the sealed payload of parent rows ``[first_row, first_row + row_count)``.
-
-    The sizes must be exact for the payload the sealer will publish for that interval (the
-    wire size is the complete emitted request body). ``row_count`` may be 0: a window whose
-    days hold no rows is still a child and its payload has no data rows.
-    """
-
-    def measure(self, first_row: int, row_count: int) -> Measured: ...
-
-
-@dataclass(frozen=True, slots=True)
-class _Caps:
-    rows: int
-    decoded_bytes: int
-    wire_bytes: int
-
-    def admits(self, rows: int, size: Measured) -> bool:
-        return (rows <= self.rows and size.decoded_bytes <= self.decoded_bytes
-                and size.wire_bytes <= self.wire_bytes)
-
-    def exceeded(self, rows: int, size: Measured) -> list[str]:
-        names = [("max_rows", rows, self.rows), ("max_decoded_bytes", size.decoded_bytes,
-                 self.decoded_bytes), ("max_wire_bytes", size.wire_bytes, self.wire_bytes)]
-        return [f"{name} {cap}" for name, value, cap in names if value > cap]
-
-
-def _planning_caps(limits: Limits) -> _Caps:
-    rows = limits.planning_rows if limits.planning_rows is not None else limits.max_rows
-    return _Caps(rows, limits.planning_decoded_bytes, limits.planning_wire_bytes)
-
-
-def _hard_caps(limits: Limits) -> _Caps:
-    return _Caps(limits.max_rows, limits.max_decoded_bytes, limits.max_wire_bytes)
-
-
-@dataclass(frozen=True, slots=True)
-class _Span:
-    """A chosen child before numbering: day indexes ``[day_from, day_to)`` and its rows."""
-
-    day_from: int
-    day_to: int
-    first_row: int
-    row_count: int
-    size: Measured
-    part: int = 1
-    parts: int = 1
-
-
-class _Measurements:
-    """The oracle behind a cache: one row interval is measured at most once per plan."""
-
-    def __init__(self, oracle: SizeOracle) -> None:
-        self._oracle = oracle
-        self._known: dict[tuple[int, int], Measured] = {}
-
-    def __call__(self, first_row: int, row_count: int) -> Measured:
-        key = (first_row, row_count)
-        known = self._known.get(key)
-        if known is None:
-            known = self._oracle.measure(first_row, row_count)
-            for value in (known.decoded_bytes, known.wire_bytes):
-                if type(value) is not int or value < 0:
-                    raise ValueError(f"size oracle returned {known!r} for rows "
-                                     f"[{first_row}, {first_row + row_count}); "
-                                     "expected non-negative integers")
-            self._known[key] = known
-        return known
-
-
-class _Parent:
-    """Per-day row offsets of the boundary (days absent from the slices have no rows)."""
-
-    def __init__(self, boundary_from: dt.date, boundary_to: dt.date,
-                 days: Sequence[DaySlice], total_rows: int) -> None:
-        self.boundary_from = boundary_from
-        self.n_days = (boundary_to - boundary_from).days
-        counts = [0] * self.n_days
-        for day in days:
-            counts[(day.day - boundary_from).days] = day.row_count
-        self.counts = counts
-        self.starts = [0] * (self.n_days + 1)
-        for index, count in enumerate(counts):
-            self.starts[index + 1] = self.starts[index] + count
-        self.total_rows = total_rows
-
-    def date(self, index: int) -> dt.date:
-        return self.boundary_from + dt.timedelta(days=index)
-
-    def rows(self, day_from: int, day_to: int) -> tuple[int, int]:
-        return self.starts[day_from], self.starts[day_to] - self.starts[day_from]
-
-
-def _scope_error(what: str, rows: int, size: Measured, exceeded: list[str],
-                 details: dict[str, object]) -> DponeError:
-    return DponeError(
-        code="REST_DELIVERY_SCOPE_EXCEEDS_LIMIT",
-        message=(f"{what} holds {rows} rows, {size.decoded_bytes} decoded bytes and "
-                 f"{size.wire_bytes} wire bytes, over {', '.join(exceeded)}"),
-        details={**details, "rows": rows, "decoded_bytes": size.decoded_bytes,
-                 "wire_bytes": size.wire_bytes, "exceeded": exceeded},
-    )
-
-
 class _AdaptivePlanner:
-    def __init__(self, parent: _Parent, limits: Limits, mutation_kind: str,
-                 measure: _Measurements) -> None:
+    def __init__(self, parent: Parent, limits: Limits, mutation_kind: str,
+                 sizes: Sizes) -> None:
         self._parent = parent
-        self._planning = _planning_caps(limits)
-        self._hard = _hard_caps(limits)
+        self._planning = planning_caps(limits)
+        self._hard = hard_caps(limits)
         self._max_days = limits.preferred_window_days.max
         self._atomic_days = mutation_kind == "partition_replace"
-        self._measure = measure
-        n = parent.n_days
-        self._est_decoded = [0] * (n + 1)
-        self._est_wire = [0] * (n + 1)
-
-    def _measure_days(self) -> None:
-        """Measure every day with rows once; an atomic day over a hard max fails here."""
-        parent = self._parent
-        for index in range(parent.n_days):
-            decoded = wire = 0
-            count = parent.counts[index]
-            if count:
-                size = self._measure(parent.starts[index], count)
-                if self._atomic_days and not self._hard.admits(count, size):
-                    raise self._atomic_day_error(index, size)
-                decoded, wire = size.decoded_bytes, size.wire_bytes
-            self._est_decoded[index + 1] = self._est_decoded[index] + decoded
-            self._est_wire[index + 1] = self._est_wire[index] + wire
+        self._measure = sizes
+        self._est_decoded, self._est_wire = parent.prefix_sizes(sizes.estimate)
 
     def _atomic_day_error(self, index: int, size: Measured) -> DponeError:
         day = self._parent.date(index)
         count = self._parent.counts[index]
-        return _scope_error(
+        return scope_error(
             f"receiver-atomic scope {day} (partition_replace never splits a day)", count, size,
             self._hard.exceeded(count, size), {"day": day.isoformat(),
                                                "mutation_kind": "partition_replace"})
 
+    def _estimate(self, day_from: int, day_to: int) -> Measured:
+        return Measured(self._est_decoded[day_to] - self._est_decoded[day_from],
+                        self._est_wire[day_to] - self._est_wire[day_from])
+
     def _estimate_fits(self, day_from: int, day_to: int) -> bool:
         _, rows = self._parent.rows(day_from, day_to)
-        estimate = Measured(self._est_decoded[day_to] - self._est_decoded[day_from],
-                            self._est_wire[day_to] - self._est_wire[day_from])
-        return self._planning.admits(rows, estimate)
+        return self._planning.admits(rows, self._estimate(day_from, day_to))
 
-    def plan(self) -> list[_Span]:
-        self._measure_days()
-        spans: list[_Span] = []
+    def plan(self) -> list[Span]:
+        spans: list[Span] = []
         cursor = 0
         while cursor < self._parent.n_days:
             cap = min(self._max_days, self._parent.n_days - cursor)
@@ -193,12 +78,12 @@ class _AdaptivePlanner:
             cursor = chosen[-1].day_to
         return spans
 
-    def _window(self, day_from: int, day_to: int) -> tuple[_Span, bool]:
+    def _window(self, day_from: int, day_to: int) -> tuple[Span, bool]:
         first, count = self._parent.rows(day_from, day_to)
         size = self._measure(first, count)
-        return _Span(day_from, day_to, first, count, size), self._planning.admits(count, size)
+        return Span(day_from, day_to, first, count, size), self._planning.admits(count, size)
 
-    def _verified_window(self, day_from: int, length: int) -> list[_Span]:
+    def _verified_window(self, day_from: int, length: int) -> list[Span]:
         """Measure the estimated window; if it is over the planning limits, shrink it by days.
 
         The shrink is a binary search on the exact sizes between 0 days (trivially fitting)
@@ -208,7 +93,7 @@ class _AdaptivePlanner:
         span, fits = self._window(day_from, day_from + length)
         if fits:
             return [span]
-        fitting: _Span | None = None
+        fitting: Span | None = None
         lo, hi = 0, length
         while hi - lo > 1:
             mid = (lo + hi) // 2
@@ -219,39 +104,45 @@ class _AdaptivePlanner:
                 hi = mid
         return [fitting] if fitting is not None else self._oversized_day(day_from)
 
-    def _oversized_day(self, index: int) -> list[_Span]:
-        """One day alone is over the planning limits (exactly measured).
+    def _oversized_day(self, index: int) -> list[Span]:
+        """One day alone is over the planning limits (by its estimate or exactly measured).
 
-        A receiver-atomic day (partition_replace) is sent whole if it is within the hard
-        limits (it was checked against them when measured); an appended day is split into
-        row-range parts. A day without rows cannot be split: it must fit the hard limits.
+        The day is measured exactly first, and kept whole if it fits after all. Otherwise a
+        receiver-atomic day (partition_replace) is sent whole if it is within the hard limits;
+        an appended day is split into row-range parts. An appended day with more rows than
+        the planning rows is split without measuring it whole (its row count is exact). A day
+        without rows cannot be split: it must fit the hard limits.
         """
+        first, count = self._parent.rows(index, index + 1)
+        if count > self._planning.rows and not self._atomic_days:
+            return self._split_rows(index, first, count, self._estimate(index, index + 1))
         span, fits = self._window(index, index + 1)
         if fits:
             return [span]
         if span.row_count and not self._atomic_days:
-            return self._split_rows(index, span)
+            return self._split_rows(index, first, count, span.size)
         if self._hard.admits(span.row_count, span.size):
             return [span]
         if self._atomic_days:
             raise self._atomic_day_error(index, span.size)
         day = self._parent.date(index)
-        raise _scope_error(f"empty scope {day} (its payload without rows)", 0, span.size,
-                           self._hard.exceeded(0, span.size), {"day": day.isoformat()})
+        raise scope_error(f"empty scope {day} (its payload without rows)", 0, span.size,
+                          self._hard.exceeded(0, span.size), {"day": day.isoformat()})
 
-    def _split_rows(self, index: int, whole: _Span) -> list[_Span]:
+    def _split_rows(self, index: int, first_row: int, row_count: int,
+                    day_size: Measured) -> list[Span]:
         """Cut one appended day into the fewest greedy row-range parts within planning limits."""
-        end = whole.first_row + whole.row_count
-        guess = self._proportional_rows(whole)
+        end = first_row + row_count
+        guess = self._proportional_rows(row_count, day_size)
         pieces: list[tuple[int, int, Measured]] = []
-        position = whole.first_row
+        position = first_row
         while position < end:
             count, size = self._largest_prefix(position, end - position, guess)
             if count == 0:
                 count, size = 1, self._measure(position, 1)
                 if not self._hard.admits(1, size):
                     day = self._parent.date(index)
-                    raise _scope_error(
+                    raise scope_error(
                         f"row {position} of {day} alone (incremental_append cannot split a row)",
                         1, size, self._hard.exceeded(1, size),
                         {"day": day.isoformat(), "row": position,
@@ -259,16 +150,16 @@ class _AdaptivePlanner:
             pieces.append((position, count, size))
             position += count
             guess = count
-        return [_Span(index, index + 1, first, count, size, part, len(pieces))
+        return [Span(index, index + 1, first, count, size, part, len(pieces))
                 for part, (first, count, size) in enumerate(pieces, start=1)]
 
-    def _proportional_rows(self, whole: _Span) -> int:
+    def _proportional_rows(self, row_count: int, day_size: Measured) -> int:
         """First guess of a part's rows: the day's rows scaled by the tightest byte ratio."""
-        guess = min(whole.row_count, self._planning.rows)
-        for budget, used in ((self._planning.decoded_bytes, whole.size.decoded_bytes),
-                             (self._planning.wire_bytes, whole.size.wire_bytes)):
+        guess = min(row_count, self._planning.rows)
+        for budget, used in ((self._planning.decoded_bytes, day_size.decoded_bytes),
+                             (self._planning.wire_bytes, day_size.wire_bytes)):
             if used > 0:
-                guess = min(guess, whole.row_count * budget // used)
+                guess = min(guess, row_count * budget // used)
         return max(guess, 1)
 
     def _largest_prefix(self, first_row: int, remaining: int, guess: int) -> tuple[int, Measured]:
@@ -311,7 +202,7 @@ class _AdaptivePlanner:
         return lo, best
 
 
-def _finish(parent: _Parent, spans: list[_Span], algorithm_version: str,
+def _finish(parent: Parent, spans: list[Span], algorithm_version: str,
             days: Sequence[DaySlice], boundary_to: dt.date) -> ChildPlan:
     children = tuple(
         ChildDescriptor(ordinal=ordinal, scope_from=parent.date(span.day_from),
@@ -330,11 +221,11 @@ def _finish(parent: _Parent, spans: list[_Span], algorithm_version: str,
 
 
 def _checked_parent(boundary_from: dt.date, boundary_to: dt.date, days: Sequence[DaySlice],
-                    total_rows: int, algorithm_version: str) -> _Parent:
+                    total_rows: int, algorithm_version: str) -> Parent:
     check_days(days, total_rows, boundary_from, boundary_to)
     if not algorithm_version:
         raise ValueError("algorithm_version must be a non-empty string")
-    return _Parent(boundary_from, boundary_to, days, total_rows)
+    return Parent(boundary_from, boundary_to, days, total_rows)
 
 
 def plan_children(
@@ -355,9 +246,11 @@ def plan_children(
     ``boundary_from``, each window is the *longest* run of days, at most
     ``preferred_window_days.max`` and never past ``boundary_to``, whose size fits the
     planning limits (``planning_rows`` — ``max_rows`` when unset —, ``planning_decoded_bytes``,
-    ``planning_wire_bytes``). Its size is first estimated as the sum of the exact per-day sizes,
-    then the window is measured exactly once; if the exact size is over a planning limit the
-    window shrinks by whole days (binary search on exact sizes). Consequently a window is
+    ``planning_wire_bytes``). Its size is first estimated as the sum of the oracle's per-day
+    *estimates* (cheap, possibly inexact), then the window is measured exactly once; if the
+    exact size is over a planning limit the window shrinks by whole days (binary search on
+    exact sizes). "Fits" therefore means: by its estimate and exactly. An estimate that is too
+    high only makes windows shorter; one that is too low only costs measurements. A window is
     shorter than ``preferred_window_days.min`` only when (a) the boundary ends, or (b) ``min``
     days from that start do not fit the planning limits — in particular when the next day
     alone is over them. Such a day becomes a window of its own:
@@ -373,9 +266,10 @@ def plan_children(
     Every child is exactly measured, so none exceeds a hard limit. A boundary without rows
     yields no children and a coverage proof with ``empty=True`` over the whole boundary.
 
-    **Oracle cost.** One measurement per day with rows, one per child (an interval measured
-    before, such as a one-day window, is not measured again), plus O(log days) per window
-    that fails verification and O(log rows) per appended part.
+    **Oracle cost.** One ``estimate`` per day with rows; one exact ``measure`` per child (an
+    interval is never measured twice), plus O(log days) per window that fails verification,
+    one per day over the planning limits, and O(log rows) per appended part (one when the
+    part is bounded by the planning rows and the estimate is not far too low).
 
     Raises ``ValueError`` for inconsistent input (see :func:`check_days`) and after planning if
     the plan would not pass :func:`verify_coverage`.
@@ -383,9 +277,9 @@ def plan_children(
     if mutation_kind not in MUTATION_KINDS:
         raise ValueError(f"mutation_kind {mutation_kind!r} is not one of {', '.join(MUTATION_KINDS)}")
     parent = _checked_parent(boundary_from, boundary_to, days, total_rows, algorithm_version)
-    spans: list[_Span] = []
+    spans: list[Span] = []
     if total_rows:
-        spans = _AdaptivePlanner(parent, limits, mutation_kind, _Measurements(oracle)).plan()
+        spans = _AdaptivePlanner(parent, limits, mutation_kind, Sizes(oracle)).plan()
     return _finish(parent, spans, algorithm_version, days, boundary_to)
 
 
@@ -406,18 +300,18 @@ def fixed_width_children(
     nothing is split or shrunk. A boundary without rows yields no children, as in the planner.
     """
     parent = _checked_parent(boundary_from, boundary_to, days, total_rows, algorithm_version)
-    measure = _Measurements(oracle)
-    spans: list[_Span] = []
+    measure = Sizes(oracle)
+    spans: list[Span] = []
     if total_rows:
         for day_from in range(0, parent.n_days, limits.window_days):
             day_to = min(day_from + limits.window_days, parent.n_days)
             first, count = parent.rows(day_from, day_to)
-            spans.append(_Span(day_from, day_to, first, count, measure(first, count)))
+            spans.append(Span(day_from, day_to, first, count, measure(first, count)))
     return _finish(parent, spans, algorithm_version, days, boundary_to)
 
 
 def limit_violations(plan: ChildPlan, limits: Limits) -> tuple[int, ...]:
     """Ordinals of the children over a hard ``max_*`` limit (rows, decoded or wire bytes)."""
-    hard = _hard_caps(limits)
+    hard = hard_caps(limits)
     return tuple(child.ordinal for child in plan.children
                  if not hard.admits(child.row_count, Measured(child.decoded_bytes, child.wire_bytes)))

@@ -1,4 +1,4 @@
-"""Payload bytes of a parent row interval: encoding, compression, keys and the size oracle."""
+"""Payload bytes of a parent row interval: encoding, compression and keys."""
 
 from __future__ import annotations
 
@@ -39,12 +39,38 @@ def encoding_error(error: PayloadEncodingError) -> DponeError:
                       details={"column": error.column, "row": error.row})
 
 
+class ByteCount:
+    """Bytes that passed through a stream; readable once it has been consumed to its end."""
+
+    __slots__ = ("_complete", "_size")
+
+    def __init__(self) -> None:
+        self._size = 0
+        self._complete = False
+
+    @property
+    def size(self) -> int:
+        if not self._complete:
+            raise RuntimeError("the counted stream has not been consumed to its end")
+        return self._size
+
+    def tap(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
+        for chunk in chunks:
+            self._size += len(chunk)
+            yield chunk
+        self._complete = True
+
+
 @dataclass(frozen=True, slots=True)
 class Encoded:
-    """A payload stream in flight: consume ``chunks`` to the end, then read the measurements."""
+    """A payload stream in flight: consume ``chunks`` to the end, then read the measurements.
+
+    Decoded bytes are only counted (their digest is not part of any identity); the sealed
+    bytes are counted and hashed.
+    """
 
     chunks: Iterator[bytes]
-    decoded: Measurement
+    decoded: ByteCount
     sealed: Measurement
 
 
@@ -64,7 +90,8 @@ class PayloadEncoder:
 
     def encode(self, first_row: int, row_count: int) -> Encoded:
         rows = self._table.slice(first_row, row_count)
-        decoded_stream, decoded = measure(_guarded(
+        decoded = ByteCount()
+        decoded_stream = decoded.tap(_guarded(
             lambda: encode_rows(rows, self._mapping, self._payload, self._codec)))
         sealed_stream, sealed = measure(compress(decoded_stream, self._payload, self._codec))
         return Encoded(sealed_stream, decoded, sealed)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,40 +25,17 @@ from dpone.contracts.sealed import (
 )
 from dpone.contracts.source_parent import SourceParent
 from dpone.executor.seal import _request
+from dpone.executor.seal._oracle import SealingOracle, read_spool
 from dpone.executor.seal._payload import (
     PayloadEncoder,
     payload_extension,
     payload_key,
 )
 from dpone.executor.source import open_parent
-from dpone.plans import Measured, child_plan_digest, plan_children, verify_coverage
+from dpone.plans import child_plan_digest, plan_children, verify_coverage
 
 Progress = Callable[[int, int], None]
 _HASH_CHUNK = 1 << 20
-
-
-class _RecordingOracle:
-    """The planner's :class:`dpone.plans.SizeOracle`: exact decoded and wire sizes.
-
-    The wire size is the sealed payload size plus ``overhead``: the bytes a multipart envelope
-    adds (0 for a single body). The overhead does not depend on the rows because every rendered
-    value in the envelope has a fixed length for one plan (dates, digests, the filename and the
-    boundary); each child's real envelope is checked against the plan. Each measured interval's
-    payload digest is remembered so the payload can be published under its key in one pass.
-    """
-
-    def __init__(self, encoder: PayloadEncoder, overhead: int) -> None:
-        self._encoder = encoder
-        self._overhead = overhead
-        self.digests: dict[tuple[int, int], str] = {}
-
-    def measure(self, first_row: int, row_count: int) -> Measured:
-        encoded = self._encoder.encode(first_row, row_count)
-        for _ in encoded.chunks:
-            pass
-        self.digests[(first_row, row_count)] = encoded.sealed.digest
-        return Measured(decoded_bytes=encoded.decoded.size,
-                        wire_bytes=encoded.sealed.size + self._overhead)
 
 
 def _verified_table(parent: SourceParent, path: Path) -> pa.Table:
@@ -79,7 +57,7 @@ def _verified_table(parent: SourceParent, path: Path) -> pa.Table:
     return table
 
 
-def _plan(plan: RestDeliveryPlan, parent: SourceParent, oracle: _RecordingOracle) -> ChildPlan:
+def _plan(plan: RestDeliveryPlan, parent: SourceParent, oracle: SealingOracle) -> ChildPlan:
     days = [DaySlice(day=entry.date, first_row=entry.first_row, row_count=entry.row_count)
             for entry in parent.scope_index]
     boundary = parent.boundary
@@ -97,7 +75,7 @@ def _plan(plan: RestDeliveryPlan, parent: SourceParent, oracle: _RecordingOracle
 
 class _Sealer:
     def __init__(self, plan: RestDeliveryPlan, plan_digest: str, parent: SourceParent,
-                 table: pa.Table, artifacts: ImmutableArtifactPort) -> None:
+                 table: pa.Table, artifacts: ImmutableArtifactPort, scratch: Path) -> None:
         self.plan = plan
         self.plan_digest = plan_digest
         self.parent = parent
@@ -108,20 +86,24 @@ class _Sealer:
         self.extension = payload_extension(self.payload)
         self.multipart = profile.request.body.type == "multipart_file"
         self.encoder = PayloadEncoder(table, plan.mapping, self.payload, self.codec)
-        self.oracle = _RecordingOracle(
-            self.encoder, _request.envelope_overhead(plan, parent, self.extension))
+        self.oracle = SealingOracle(
+            self.encoder, table, _request.envelope_overhead(plan, parent, self.extension),
+            scratch)
 
     def _publish_payload(self, child: ChildDescriptor) -> ArtifactRef:
-        expected = self.oracle.digests.get((child.first_row, child.row_count))
-        encoded = self.encoder.encode(child.first_row, child.row_count)
-        if expected is None:  # the planner measures every child; recompute if it ever did not
-            for _ in encoded.chunks:
-                pass
-            expected = encoded.sealed.digest
-            encoded = self.encoder.encode(child.first_row, child.row_count)
-        ref = self.artifacts.put_stream(payload_key(expected, self.extension), encoded.chunks)
-        if (ref.digest, encoded.sealed.digest) != (expected, expected) \
-                or ref.size != encoded.sealed.size or encoded.decoded.size != child.decoded_bytes:
+        """Stream the payload the planner measured (spooled) into the store; no re-encoding."""
+        spooled = self.oracle.take(child.first_row, child.row_count)
+        if spooled is None:  # the planner measures every child; spool it if it ever did not
+            self.oracle.measure(child.first_row, child.row_count)
+            spooled = self.oracle.take(child.first_row, child.row_count)
+        if spooled is None:
+            raise DponeError(code="artifacts.unavailable",
+                             message=f"child {child.ordinal}: its payload was not spooled")
+        ref = self.artifacts.put_stream(payload_key(spooled.digest, self.extension),
+                                        read_spool(spooled))
+        spooled.path.unlink(missing_ok=True)
+        if ref.digest != spooled.digest or ref.size != spooled.sealed_bytes \
+                or spooled.decoded_bytes != child.decoded_bytes:
             raise DponeError(code="artifacts.unavailable",
                              message=f"child {child.ordinal}: the published payload differs "
                                      "from the measured one", details={"key": ref.key})
@@ -163,7 +145,8 @@ class _Sealer:
 
 def seal_all(plan: RestDeliveryPlan, plan_digest: str, parent: SourceParent,
              parent_bytes_path: Path, artifacts: ImmutableArtifactPort, *,
-             progress: Progress | None = None) -> SealedTopology:
+             progress: Progress | None = None,
+             scratch_dir: Path | None = None) -> SealedTopology:
     """Plan every child of the frozen ``parent`` and seal and publish each one.
 
     Reads only the parent's IPC file at ``parent_bytes_path`` (memory-mapped, checked against
@@ -172,16 +155,24 @@ def seal_all(plan: RestDeliveryPlan, plan_digest: str, parent: SourceParent,
     ``payloads/sha256/<hex of the document>.json``. ``progress(done, total)`` is called after
     each sealed child. Deterministic: the same parent, plan and codec libraries give the same
     bytes, digests and ``parent_plan_digest``.
+
+    Each payload is encoded and compressed once, while the planner measures it; the sealed
+    bytes wait in a spool file under a temporary directory in ``scratch_dir`` (the system's
+    temporary directory by default; up to about the parent's compressed size while planning)
+    and are deleted once published or rejected.
     """
     table = _verified_table(parent, parent_bytes_path)
-    sealer = _Sealer(plan, plan_digest, parent, table, artifacts)
-    children = _plan(plan, parent, sealer.oracle)
     sealed: list[SealedChild] = []
-    total = len(children.children)
-    for child in children.children:
-        sealed.append(sealer.seal(child))
-        if progress is not None:
-            progress(len(sealed), total)
+    with tempfile.TemporaryDirectory(prefix="dpone-seal-", dir=scratch_dir) as scratch:
+        sealer = _Sealer(plan, plan_digest, parent, table, artifacts, Path(scratch))
+        children = _plan(plan, parent, sealer.oracle)
+        sealer.oracle.discard_except({(child.first_row, child.row_count)
+                                      for child in children.children})
+        total = len(children.children)
+        for child in children.children:
+            sealed.append(sealer.seal(child))
+            if progress is not None:
+                progress(len(sealed), total)
     topology_digest = parent_plan_digest(
         frozen_parent_digest=parent.artifact.digest, compiled_plan_digest=plan_digest,
         profile_contract_digest=plan.profile.profile_contract_digest,

@@ -4,6 +4,11 @@ The oracle is deliberately non-additive: decoded bytes are a header plus the row
 for the superadditive variant, a term quadratic in the row count, so a window is larger than
 the sum of its days); wire bytes are ``ceil(decoded * num / den)`` plus a fixed multipart
 envelope. It is monotone: adding rows to an interval never makes it smaller.
+
+Its ``estimate`` is the exact size scaled by a factor ``num/den`` picked from
+``estimate_factors`` by the interval (so estimates can be off in either direction, differently
+for each day, and are still deterministic). ``calls`` records exact measurements only and
+``estimates`` the estimates.
 """
 
 from __future__ import annotations
@@ -30,7 +35,9 @@ class RowOracle:
     den: int = 3
     envelope: int = 300
     quadratic_div: int = 0
+    estimate_factors: Sequence[tuple[int, int]] = ((1, 1),)
     calls: list[tuple[int, int]] = field(default_factory=list)
+    estimates: list[tuple[int, int]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         prefix = [0]
@@ -46,6 +53,17 @@ class RowOracle:
             decoded += row_count * row_count // self.quadratic_div
         wire = -(-decoded * self.num // self.den) + self.envelope
         return Measured(decoded_bytes=decoded, wire_bytes=wire)
+
+    def guess(self, first_row: int, row_count: int) -> Measured:
+        """The estimate, without recording a call."""
+        exact = self.exact(first_row, row_count)
+        num, den = self.estimate_factors[(first_row * 7 + row_count) % len(self.estimate_factors)]
+        return Measured(decoded_bytes=exact.decoded_bytes * num // den,
+                        wire_bytes=exact.wire_bytes * num // den)
+
+    def estimate(self, first_row: int, row_count: int) -> Measured:
+        self.estimates.append((first_row, row_count))
+        return self.guess(first_row, row_count)
 
     def measure(self, first_row: int, row_count: int) -> Measured:
         self.calls.append((first_row, row_count))

@@ -18,6 +18,7 @@ from dpone.plans import (
     fixed_width_children,
     limit_violations,
     plan_children,
+    verify_coverage,
 )
 
 D = dt.date
@@ -66,9 +67,9 @@ def test_sample_distribution_adaptive_beats_fixed_width(kind: str) -> None:
     assert limit_violations(fixed, TIGHT) != ()
     assert adaptive.requests <= fixed.requests
     assert (adaptive.requests, fixed.requests, limit_violations(fixed, TIGHT)) == (10, 11, (5,))
-    # One measurement per day, one per multi-day child; the one-day child reuses its day's.
-    single_day_children = sum(1 for c in adaptive.children if (c.scope_to - c.scope_from).days == 1)
-    assert len(adaptive_oracle.calls) == 31 + adaptive.requests - single_day_children == 40
+    # One estimate per day and one exact measurement per child (the estimate is exact here).
+    assert len(adaptive_oracle.estimates) == 31 and fixed_oracle.estimates == []
+    assert len(adaptive_oracle.calls) == adaptive.requests
     assert len(fixed_oracle.calls) == fixed.requests
 
 
@@ -150,7 +151,7 @@ def test_a_window_over_its_estimate_shrinks_by_whole_days() -> None:
     plan, _ = _plan(counts, effective, oracle=oracle)
     assert all(c.decoded_bytes <= 12_000 for c in plan.children)
     assert _spans(plan) == [(3, 300), (3, 300), (2, 200)]
-    assert len(oracle.calls) > len(counts) + plan.requests  # the shrink cost extra measurements
+    assert len(oracle.calls) > plan.requests  # the shrink cost extra exact measurements
 
 
 def test_same_inputs_same_plan_and_parent_digest() -> None:
@@ -215,6 +216,9 @@ def test_unknown_mutation_kind_and_bad_oracle_are_refused() -> None:
                       oracle=RowOracle([1, 1]))
 
     class Negative:
+        def estimate(self, first_row: int, row_count: int) -> dpone.plans.Measured:
+            return dpone.plans.Measured(decoded_bytes=1, wire_bytes=1)
+
         def measure(self, first_row: int, row_count: int) -> dpone.plans.Measured:
             return dpone.plans.Measured(decoded_bytes=-1, wire_bytes=0)
 
@@ -222,3 +226,34 @@ def test_unknown_mutation_kind_and_bad_oracle_are_refused() -> None:
         plan_children(boundary_from=AUGUST, boundary_to=D(2026, 8, 2), days=days,
                       total_rows=total, limits=TIGHT, mutation_kind="partition_replace",
                       oracle=Negative())
+
+
+@pytest.mark.parametrize(("factor", "shrinks"), [((1, 2), True), ((2, 1), False)])
+def test_inexact_estimates_never_break_a_limit(factor: tuple[int, int], shrinks: bool) -> None:
+    counts = example_counts()
+    days, total = day_slices(AUGUST, counts)
+    sizes = row_sizes(total, 7, 60, 100)
+    by_bytes = limits(max_rows=10_000, max_decoded=40_000, max_wire=100_000, window=(3, 1, 7))
+    exact, _ = _plan(counts, by_bytes, sizes=sizes)
+    oracle = RowOracle(sizes, estimate_factors=(factor,))
+    plan, _ = _plan(counts, by_bytes, oracle=oracle)
+    assert limit_violations(plan, by_bytes) == ()
+    verify_coverage(plan, days, total, AUGUST, AUGUST_END)
+    for child in plan.children:
+        size = oracle.exact(child.first_row, child.row_count)
+        assert (child.decoded_bytes, child.wire_bytes) == (size.decoded_bytes, size.wire_bytes)
+    if shrinks:  # too low: windows are proposed too long, verified and shrunk to the exact fit
+        assert len(oracle.calls) > plan.requests
+        assert plan.requests == exact.requests
+    else:  # too high: windows are shorter than they could be, never re-measured
+        assert len(oracle.calls) <= plan.requests
+        assert plan.requests >= exact.requests
+
+
+def test_an_appended_day_over_the_planning_rows_is_split_without_measuring_it_whole() -> None:
+    counts = [10, 1000, 10]
+    plan, oracle = _plan(counts, limits(max_rows=400, planning_rows=300, max_decoded=1_000_000,
+                                        max_wire=1_000_000), kind="incremental_append")
+    assert (10, 1000) not in oracle.calls
+    assert [c.row_count for c in plan.children] == [10, 300, 300, 300, 100, 10]
+    assert len(oracle.calls) == plan.requests

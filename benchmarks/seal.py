@@ -1,0 +1,367 @@
+"""Sealing throughput, planner requests and peak memory, measured against same-run limits.
+
+Run: ``.venv/bin/python benchmarks/seal.py [--rows N] [--quick]`` (default 2,000,000 rows).
+
+Builds a seeded synthetic Parquet dataset (see ``_seal_data``) and a scratch copy of the
+example registry, then in one run measures:
+
+* freeze (Parquet -> sorted Arrow IPC parent), plan and seal, for CSV+gzip
+  (``mock.dataset-jobs@1``) and NDJSON (``mock.batch-ndjson@1``): rows/s and MB/s;
+* the machine's limit for the same stages on the same table: ``pyarrow.csv.write_csv`` alone,
+  gzip (zlib, the profile's level) alone over that CSV, SHA-256 alone over the compressed bytes,
+  and the serial limit ``1 / (sum of their per-byte costs)``;
+* a naive stdlib path (``to_pylist`` + ``csv`` module + gzip per row) on a row subset;
+* the planner's requests next to fixed-width windows, with hard-limit violations;
+* peak anonymous RSS and VmHWM of sealing alone, in a subprocess, for a parent of N/10 and N
+  rows.
+
+Times are wall-clock on a shared machine: compare the ratios printed, not absolute figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import hashlib
+import io
+import json
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import _seal_data as data
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+
+from dpone.artifacts import LocalArtifactStore
+from dpone.compiler import CompiledPlan, compile_workload
+from dpone.contracts.children import DaySlice
+from dpone.contracts.source_parent import SourceParent
+from dpone.executor.seal import seal_all
+from dpone.executor.seal._oracle import SealingOracle
+from dpone.executor.seal._payload import PayloadEncoder, payload_extension
+from dpone.executor.seal._request import envelope_overhead
+from dpone.executor.source import freeze_source, open_parent
+from dpone.plans import Measured, fixed_width_children, limit_violations, plan_children
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+NAIVE_ROWS = 200_000
+MB = 1_000_000
+T = TypeVar("T")
+
+
+def timed(action: Callable[[], T]) -> tuple[T, float]:
+    start = time.perf_counter()
+    result = action()
+    return result, time.perf_counter() - start
+
+
+@dataclass
+class Row:
+    stage: str
+    rows: int
+    megabytes: float
+    seconds: float
+    note: str = ""
+
+    @property
+    def rows_per_s(self) -> float:
+        return self.rows / self.seconds if self.seconds else 0.0
+
+    @property
+    def mb_per_s(self) -> float:
+        return self.megabytes / self.seconds if self.seconds else 0.0
+
+
+def print_table(title: str, rows: list[Row]) -> None:
+    print(f"\n== {title}")
+    print(f"{'stage':<44} {'rows':>10} {'MB':>9} {'s':>8} {'rows/s':>11} {'MB/s':>8}  note")
+    for row in rows:
+        print(f"{row.stage:<44} {row.rows:>10,} {row.megabytes:>9.1f} {row.seconds:>8.2f} "
+              f"{row.rows_per_s:>11,.0f} {row.mb_per_s:>8.1f}  {row.note}")
+
+
+class CountingOracle:
+    """A size oracle over the sealer's own codec path, counting estimates and measurements."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.estimates = 0
+        self.measures = 0
+
+    def estimate(self, first_row: int, row_count: int) -> Measured:
+        self.estimates += 1
+        result: Measured = self.inner.estimate(first_row, row_count)
+        return result
+
+    def measure(self, first_row: int, row_count: int) -> Measured:
+        self.measures += 1
+        result: Measured = self.inner.measure(first_row, row_count)
+        return result
+
+
+def sealer_oracle(compiled: CompiledPlan, parent: SourceParent, table: pa.Table,
+                  scratch: Path) -> CountingOracle:
+    """The sealer's oracle, built the way seal_all builds it (benchmark-only wiring)."""
+    plan = compiled.plan
+    profile = plan.profile.snapshot
+    payload = profile.request.body.payload_format
+    scratch.mkdir(parents=True, exist_ok=True)
+    encoder = PayloadEncoder(table, plan.mapping, payload, profile.codec)
+    overhead = envelope_overhead(plan, parent, payload_extension(payload))
+    return CountingOracle(SealingOracle(encoder, table, overhead, scratch))
+
+
+def planner_rows(compiled: CompiledPlan, parent: SourceParent, table: pa.Table,
+                 scratch: Path) -> tuple[list[Row], list[str]]:
+    plan = compiled.plan
+    days = [DaySlice(day=e.date, first_row=e.first_row, row_count=e.row_count)
+            for e in parent.scope_index]
+    boundary: dict[str, Any] = {
+        "boundary_from": parent.boundary.from_date, "boundary_to": parent.boundary.to_date,
+        "days": days, "total_rows": parent.row_count, "limits": plan.effective_limits}
+    adaptive_oracle = sealer_oracle(compiled, parent, table, scratch / "adaptive")
+    adaptive, seconds = timed(lambda: plan_children(
+        **boundary, mutation_kind=plan.source_boundary.mutation_kind, oracle=adaptive_oracle))
+    fixed_oracle = sealer_oracle(compiled, parent, table, scratch / "fixed")
+    fixed = fixed_width_children(**boundary, oracle=fixed_oracle)
+    limits = plan.effective_limits
+    decoded = sum(child.decoded_bytes for child in adaptive.children)
+    row = Row(f"plan {plan.profile.snapshot.id}@{plan.profile.snapshot.version}",
+              parent.row_count, decoded / MB, seconds,
+              f"{adaptive_oracle.estimates} estimates, {adaptive_oracle.measures} exact "
+              f"measurements for {adaptive.requests} children")
+    lines = [
+        f"adaptive planner: {adaptive.requests} requests, "
+        f"{len(limit_violations(adaptive, limits))} limit violations",
+        f"fixed {limits.window_days}-day windows: {fixed.requests} requests, "
+        f"{len(limit_violations(fixed, limits))} limit violations "
+        f"(children {list(limit_violations(fixed, limits))})",
+        f"requests adaptive / fixed: {adaptive.requests / max(fixed.requests, 1):.2f}",
+    ]
+    return [row], lines
+
+
+def stage_limits(table: pa.Table, level: int) -> tuple[list[Row], float, float]:
+    """pyarrow CSV writer, gzip at ``level`` and SHA-256, each alone; and the serial limit."""
+    buffer = io.BytesIO()
+    _, csv_s = timed(lambda: pa_csv.write_csv(table, buffer))
+    text = buffer.getvalue()
+
+    def deflate() -> bytes:
+        compressor = zlib.compressobj(level, zlib.DEFLATED, 31)
+        view = memoryview(text)
+        parts = [compressor.compress(view[i:i + (1 << 17)]) for i in range(0, len(text), 1 << 17)]
+        parts.append(compressor.flush())
+        return b"".join(parts)
+
+    packed, gzip_s = timed(deflate)
+    _, sha_s = timed(lambda: hashlib.sha256(packed).hexdigest())
+    size = len(text) / MB
+    serial_s = csv_s + gzip_s + sha_s  # 1 / sum of per-byte costs, per CSV byte
+    rows = [Row("limit: pyarrow.csv.write_csv alone", table.num_rows, size, csv_s),
+            Row(f"limit: gzip level {level} (zlib) alone", table.num_rows, size, gzip_s,
+                f"-> {len(packed) / MB:.1f} MB"),
+            Row("limit: SHA-256 alone (compressed bytes)", table.num_rows, size, sha_s,
+                f"hashes {len(packed) / MB:.1f} MB; MB/s per CSV byte"),
+            Row("limit: serial CSV + gzip + SHA-256", table.num_rows, size, serial_s,
+                "1 / sum of per-byte costs")]
+    return rows, size / serial_s, table.num_rows / serial_s
+
+
+def naive(table: pa.Table, level: int) -> Row:
+    subset = table.slice(0, min(NAIVE_ROWS, table.num_rows))
+
+    def run() -> int:
+        sink = io.BytesIO()
+        with gzip.GzipFile(fileobj=sink, mode="wb", compresslevel=level, mtime=0) as packed:
+            line = io.StringIO()
+            writer = csv.writer(line, lineterminator="\n")
+            writer.writerow(subset.column_names)
+            written = 0
+            for record in subset.to_pylist():
+                writer.writerow(record.values())
+                encoded = line.getvalue().encode("utf-8")
+                packed.write(encoded)  # gzip per row
+                written += len(encoded)
+                line.seek(0)
+                line.truncate()
+        return written
+
+    size, seconds = timed(run)
+    return Row("naive: to_pylist + csv module + gzip per row", subset.num_rows, size / MB,
+               seconds)
+
+
+def freeze(compiled: CompiledPlan, registry: Path, store: LocalArtifactStore
+           ) -> tuple[SourceParent, float]:
+    start, end = data.interval()
+    return timed(lambda: freeze_source(compiled.plan, registry_root=registry, interval_start=start,
+                                       interval_end=end, artifacts=store))
+
+
+def seal_row(name: str, compiled: CompiledPlan, parent: SourceParent, parent_path: Path,
+             out: Path) -> Row:
+    topology, seconds = timed(lambda: seal_all(compiled.plan, compiled.digest, parent,
+                                               parent_path, LocalArtifactStore(out)))
+    decoded = sum(child.descriptor.decoded_bytes for child in topology.children)
+    payload = sum(child.payload.size for child in topology.children)
+    return Row(f"seal {name} (plan + encode + publish)", parent.row_count, decoded / MB,
+               seconds, f"{len(topology.children)} children, payload {payload / MB:.1f} MB")
+
+
+# ---- peak memory: sealing alone in a subprocess --------------------------------------------
+
+def rss_child(spec_path: Path) -> None:
+    """Subprocess entry: seal one frozen parent, sampling RssAnon; print a JSON line."""
+    spec = json.loads(spec_path.read_text(encoding="utf-8"))
+    compiled = compile_workload(Path(spec["workload"]), Path(spec["registry"]))
+    parent = SourceParent.model_validate_json(Path(spec["parent"]).read_text(encoding="utf-8"))
+    peak = [0]
+    done = threading.Event()
+
+    def status(field: str) -> int:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+        return 0
+
+    def sample() -> None:
+        while not done.is_set():
+            peak[0] = max(peak[0], status("RssAnon"))
+            time.sleep(0.005)
+
+    baseline = status("RssAnon")
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    topology, seconds = timed(lambda: seal_all(compiled.plan, compiled.digest, parent,
+                                        Path(spec["parent_path"]),
+                                        LocalArtifactStore(Path(spec["out"]))))
+    done.set()
+    sampler.join()
+    peak[0] = max(peak[0], status("RssAnon"))
+    print(json.dumps({"baseline_anon": baseline, "peak_anon": peak[0],
+                      "vm_hwm": status("VmHWM"), "seconds": seconds,
+                      "child_rows": max(c.descriptor.row_count for c in topology.children),
+                      "child_mb": max(c.descriptor.decoded_bytes for c in topology.children) / MB}))
+
+
+def measure_rss(label: str, registry: Path, workload: Path, parent: SourceParent,
+                parent_path: Path, scratch: Path) -> dict[str, Any]:
+    spec = scratch / f"rss-{label}.json"
+    parent_doc = scratch / f"parent-{label}.json"
+    parent_doc.write_text(parent.model_dump_json(), encoding="utf-8")
+    spec.write_text(json.dumps({"workload": str(workload), "registry": str(registry),
+                                "parent": str(parent_doc), "parent_path": str(parent_path),
+                                "out": str(scratch / f"rss-out-{label}")}), encoding="utf-8")
+    result = subprocess.run([sys.executable, __file__, "--rss-child", str(spec)], check=True,
+                            capture_output=True, text=True)
+    figures: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    figures["rows"] = parent.row_count
+    figures["parent_mb"] = parent_path.stat().st_size / MB
+    return figures
+
+
+def rss_section(rows: int, seed: int, scratch: Path) -> list[str]:
+    results = []
+    for label, count in (("1x", max(rows // 10, 1)), ("10x", rows)):
+        root = scratch / f"rss-{label}"
+        registry = data.write_registry(EXAMPLES, root, count, seed)
+        workload = registry / "workloads" / "csv_gzip.yaml"
+        compiled = compile_workload(workload, registry)
+        store = LocalArtifactStore(root / "store")
+        parent, _ = freeze(compiled, registry, store)
+        results.append((label, measure_rss(label, registry, workload, parent,
+                                           store.root / parent.artifact.key, root)))
+    lines = [f"{'parent':<6} {'rows':>10} {'parent MB':>10} {'seal s':>7} {'base anon MB':>13} "
+             f"{'peak anon MB':>13} {'growth MB':>10} {'VmHWM MB':>9} {'largest child':>24}"]
+    for label, fig in results:
+        growth = (fig["peak_anon"] - fig["baseline_anon"]) / MB
+        lines.append(f"{label:<6} {fig['rows']:>10,} {fig['parent_mb']:>10.1f} "
+                     f"{fig['seconds']:>7.2f} {fig['baseline_anon'] / MB:>13.1f} "
+                     f"{fig['peak_anon'] / MB:>13.1f} {growth:>10.1f} {fig['vm_hwm'] / MB:>9.1f} "
+                     f"{fig['child_rows']:>9,} rows {fig['child_mb']:>6.1f} MB")
+    small, large = results[0][1], results[1][1]
+    lines.append(f"peak anon RSS 10x / 1x: {large['peak_anon'] / max(small['peak_anon'], 1):.2f} "
+                 f"(parent {large['parent_mb'] / max(small['parent_mb'], 1e-9):.1f}x); "
+                 "VmHWM includes the memory-mapped parent pages (file-backed, not heap)")
+    return lines
+
+
+# ---- main -----------------------------------------------------------------------------------
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=2_000_000)
+    parser.add_argument("--seed", type=int, default=20260101)
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke run: the peak-RSS part uses tiny parents")
+    parser.add_argument("--rss-child", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.rss_child is not None:
+        rss_child(args.rss_child)
+        return
+    with tempfile.TemporaryDirectory(prefix="dpone-bench-") as temporary:
+        run(args.rows, args.seed, args.quick, Path(temporary))
+
+
+def run(rows: int, seed: int, quick: bool, scratch: Path) -> None:
+    print(f"dpone seal benchmark: {rows:,} rows over {data.DAYS} days, seed {seed}")
+    registry, generate_s = timed(lambda: data.write_registry(EXAMPLES, scratch, rows, seed))
+    print(f"synthetic Parquet written in {generate_s:.1f}s: "
+          f"{(registry / 'data' / 'readings.parquet').stat().st_size / MB:.1f} MB", flush=True)
+    throughput: list[Row] = []
+    plan_lines: list[str] = []
+    seal_rows: dict[str, Row] = {}
+    csv_table: pa.Table | None = None
+    level = 6
+    for name in data.WORKLOADS:
+        compiled = compile_workload(registry / "workloads" / f"{name}.yaml", registry)
+        store = LocalArtifactStore(scratch / f"store-{name}")
+        parent, freeze_s = freeze(compiled, registry, store)
+        parent_path = store.root / parent.artifact.key
+        table = open_parent(parent_path).read_all()
+        throughput.append(Row(f"freeze {name} (Parquet -> sorted Arrow IPC)", parent.row_count,
+                              table.nbytes / MB, freeze_s, "MB of Arrow data"))
+        plan_row, lines = planner_rows(compiled, parent, table, scratch / f"plan-{name}")
+        throughput.extend(plan_row)
+        plan_lines.append(f"[{name}] " + "; ".join(lines))
+        seal_rows[name] = seal_row(name, compiled, parent, parent_path, scratch / f"out-{name}")
+        throughput.append(seal_rows[name])
+        if name == "csv_gzip":
+            csv_table = table
+            gzip_codec = compiled.plan.profile.snapshot.codec.gzip
+            level = gzip_codec.level if gzip_codec is not None else 6
+    assert csv_table is not None
+    limit_rows, limit_mb_s, limit_rows_s = stage_limits(csv_table, level)
+    naive_row = naive(csv_table, level)
+    print_table("throughput (MB = decoded payload bytes unless noted)", throughput)
+    print_table("same-run limits on the CSV+gzip parent table, and the naive path",
+                [*limit_rows, naive_row])
+    sealed = seal_rows["csv_gzip"]
+    print("\n== ratios")
+    print(f"seal CSV+gzip vs serial limit: {sealed.mb_per_s / limit_mb_s:.0%} by MB/s "
+          f"({sealed.mb_per_s:.1f} vs {limit_mb_s:.1f}), "
+          f"{sealed.rows_per_s / limit_rows_s:.0%} by rows/s")
+    print(f"seal CSV+gzip vs naive: {sealed.rows_per_s / naive_row.rows_per_s:.1f}x by rows/s, "
+          f"{sealed.mb_per_s / naive_row.mb_per_s:.1f}x by MB/s")
+    print(f"seal NDJSON vs seal CSV+gzip: {seal_rows['ndjson'].rows_per_s / sealed.rows_per_s:.2f}x"
+          " by rows/s")
+    print("\n== planner requests (adaptive vs fixed-width windows)")
+    for line in plan_lines:
+        print(line)
+    print("\n== peak RSS of sealing alone (CSV+gzip, subprocess)")
+    for line in rss_section(max(rows // 10, 2_000) if quick else rows, seed, scratch):
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
