@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 
 import _seal_data as data
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 from dpone.artifacts import LocalArtifactStore
@@ -150,11 +151,27 @@ def planner_rows(compiled: CompiledPlan, parent: SourceParent, table: pa.Table,
     return [row], lines
 
 
-def stage_limits(table: pa.Table, level: int) -> tuple[list[Row], float, float]:
-    """pyarrow CSV writer, gzip at ``level`` and SHA-256, each alone; and the serial limit."""
+def _preformatted(table: pa.Table) -> pa.Table:
+    """The table with timestamps already rendered as text (formatting cost left out)."""
+    columns = [pc.strftime(column, format="%Y-%m-%dT%H:%M:%S") if pa.types.is_timestamp(column.type)
+               else column for column in table.columns]
+    return pa.table(columns, names=table.column_names)
+
+
+def stage_limits(table: pa.Table, level: int) -> tuple[list[Row], float, float, float]:
+    """pyarrow CSV writer, gzip at ``level`` and SHA-256, each alone; and two serial limits.
+
+    The serial limit is 1 / (sum of the per-byte costs). It is reported twice: with pyarrow's
+    default CSV writer, and with the writer on timestamps pre-formatted as strings (the fastest
+    the CSV stage can be on this machine), so the ratio is not flattered by a slow baseline.
+    """
     buffer = io.BytesIO()
     _, csv_s = timed(lambda: pa_csv.write_csv(table, buffer))
     text = buffer.getvalue()
+    fast_table = _preformatted(table)
+    fast_buffer = io.BytesIO()
+    _, fast_csv_s = timed(lambda: pa_csv.write_csv(fast_table, fast_buffer))
+    fast_size = len(fast_buffer.getvalue())
 
     def deflate() -> bytes:
         compressor = zlib.compressobj(level, zlib.DEFLATED, 31)
@@ -167,14 +184,20 @@ def stage_limits(table: pa.Table, level: int) -> tuple[list[Row], float, float]:
     _, sha_s = timed(lambda: hashlib.sha256(packed).hexdigest())
     size = len(text) / MB
     serial_s = csv_s + gzip_s + sha_s  # 1 / sum of per-byte costs, per CSV byte
+    strict_cost = fast_csv_s / fast_size + gzip_s / len(text) + sha_s / len(text)  # s per byte
+    strict_mb_s = 1 / strict_cost / MB
     rows = [Row("limit: pyarrow.csv.write_csv alone", table.num_rows, size, csv_s),
+            Row("limit: write_csv, timestamps pre-formatted", table.num_rows, fast_size / MB,
+                fast_csv_s, "formatting excluded: the fastest CSV stage"),
             Row(f"limit: gzip level {level} (zlib) alone", table.num_rows, size, gzip_s,
                 f"-> {len(packed) / MB:.1f} MB"),
             Row("limit: SHA-256 alone (compressed bytes)", table.num_rows, size, sha_s,
                 f"hashes {len(packed) / MB:.1f} MB; MB/s per CSV byte"),
             Row("limit: serial CSV + gzip + SHA-256", table.num_rows, size, serial_s,
-                "1 / sum of per-byte costs")]
-    return rows, size / serial_s, table.num_rows / serial_s
+                "1 / sum of per-byte costs"),
+            Row("limit: serial, pre-formatted CSV stage", table.num_rows, size,
+                size / strict_mb_s, "strict: 1 / sum of the fastest per-byte costs")]
+    return rows, size / serial_s, table.num_rows / serial_s, strict_mb_s
 
 
 def naive(table: pa.Table, level: int) -> Row:
@@ -341,7 +364,7 @@ def run(rows: int, seed: int, quick: bool, scratch: Path) -> None:
             gzip_codec = compiled.plan.profile.snapshot.codec.gzip
             level = gzip_codec.level if gzip_codec is not None else 6
     assert csv_table is not None
-    limit_rows, limit_mb_s, limit_rows_s = stage_limits(csv_table, level)
+    limit_rows, limit_mb_s, limit_rows_s, strict_mb_s = stage_limits(csv_table, level)
     naive_row = naive(csv_table, level)
     print_table("throughput (MB = decoded payload bytes unless noted)", throughput)
     print_table("same-run limits on the CSV+gzip parent table, and the naive path",
@@ -351,6 +374,8 @@ def run(rows: int, seed: int, quick: bool, scratch: Path) -> None:
     print(f"seal CSV+gzip vs serial limit: {sealed.mb_per_s / limit_mb_s:.0%} by MB/s "
           f"({sealed.mb_per_s:.1f} vs {limit_mb_s:.1f}), "
           f"{sealed.rows_per_s / limit_rows_s:.0%} by rows/s")
+    print(f"seal CSV+gzip vs strict serial limit (pre-formatted CSV stage): "
+          f"{sealed.mb_per_s / strict_mb_s:.0%} by MB/s ({sealed.mb_per_s:.1f} vs {strict_mb_s:.1f})")
     print(f"seal CSV+gzip vs naive: {sealed.rows_per_s / naive_row.rows_per_s:.1f}x by rows/s, "
           f"{sealed.mb_per_s / naive_row.mb_per_s:.1f}x by MB/s")
     print(f"seal NDJSON vs seal CSV+gzip: {seal_rows['ndjson'].rows_per_s / sealed.rows_per_s:.2f}x"
