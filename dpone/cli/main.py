@@ -7,6 +7,7 @@ import click
 from dpone import __version__
 from dpone.cli.compile import check, plan
 from dpone.cli.docs import docs
+from dpone.cli.receiver import receiver
 from dpone.cli.seal import seal
 
 
@@ -20,6 +21,7 @@ cli.add_command(check)
 cli.add_command(plan)
 cli.add_command(seal)
 cli.add_command(docs)
+cli.add_command(receiver)
 
 
 def main() -> None:

@@ -1,0 +1,28 @@
+"""`dpone receiver serve`: the certified local mock receiver on loopback."""
+
+from __future__ import annotations
+
+import click
+
+from dpone.receiver import ReceiverSetupError, serve
+
+
+@click.group(name="receiver")
+def receiver() -> None:
+    """The local mock receiver used by the tutorial, the demo and the tests."""
+
+
+@receiver.command(name="serve")
+@click.option("--port", type=int, default=8765, show_default=True, help="Loopback port.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Loopback address only (127.0.0.1, ::1 or localhost).")
+@click.option("--token-env", default="DPONE_CONN_MOCK_MEASUREMENTS_TOKEN", show_default=True,
+              help="Environment variable holding the bearer token the receiver requires.")
+@click.option("--processing-seconds", type=float, default=1.0, show_default=True,
+              help="How long an async job takes from submit to complete.")
+def serve_command(port: int, host: str, token_env: str, processing_seconds: float) -> None:
+    """Serve the sync NDJSON batch and async dataset-job endpoints until interrupted."""
+    try:
+        serve(port=port, host=host, token_env=token_env, processing_seconds=processing_seconds)
+    except ReceiverSetupError as error:
+        raise click.UsageError(str(error)) from None

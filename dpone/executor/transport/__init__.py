@@ -1,0 +1,87 @@
+"""REST transport: credentials, auth providers, the httpx adapter, extraction and retry timing.
+
+The executor sends requests only through :class:`RestTransportPort`; :class:`HttpTransport` is
+its httpx adapter (one isolated client per connection binding). Network outcomes come back as a
+tagged :class:`Response` or :class:`Failure`, whose :class:`TransportPhase` says whether any
+request byte may have reached the receiver (``PHASE_TABLE`` is the one mapping from httpx
+exceptions). Secrets live only in :class:`Secret` / :class:`Credential`, which refuse to be
+printed, pickled or serialized.
+"""
+
+from dpone.executor.transport._auth import (
+    ApiKeyHeaderAuth,
+    BearerAuth,
+    HttpBasicAuth,
+    OAuth2ClientCredentialsAuth,
+    TokenGrant,
+    build_auth,
+)
+from dpone.executor.transport._credentials import (
+    CredentialResolver,
+    EnvironmentCredentialResolver,
+    resolve_credentials,
+)
+from dpone.executor.transport._extract import (
+    ExtractionError,
+    ExtractionFailure,
+    extract,
+    parse_bounded_json,
+)
+from dpone.executor.transport._http import HttpTransport
+from dpone.executor.transport._model import (
+    DEFAULT_RESPONSE_HEADERS,
+    Failure,
+    FailureKind,
+    OutboundRequest,
+    ReplayableBody,
+    Response,
+    RestTransportPort,
+    TransportOutcome,
+    TransportPhase,
+    TransportTimeouts,
+)
+from dpone.executor.transport._phases import PHASE_TABLE, classify
+from dpone.executor.transport._retry import (
+    RETRY_AFTER_EXCEEDS_BUDGET,
+    BudgetExceeded,
+    full_jitter_delay,
+    next_delay,
+    retry_after_seconds,
+)
+from dpone.executor.transport._secret import Credential, Secret
+
+__all__ = [
+    "DEFAULT_RESPONSE_HEADERS",
+    "PHASE_TABLE",
+    "RETRY_AFTER_EXCEEDS_BUDGET",
+    "ApiKeyHeaderAuth",
+    "BearerAuth",
+    "BudgetExceeded",
+    "Credential",
+    "CredentialResolver",
+    "EnvironmentCredentialResolver",
+    "ExtractionError",
+    "ExtractionFailure",
+    "Failure",
+    "FailureKind",
+    "HttpBasicAuth",
+    "HttpTransport",
+    "OAuth2ClientCredentialsAuth",
+    "OutboundRequest",
+    "ReplayableBody",
+    "Response",
+    "RestTransportPort",
+    "Secret",
+    "TokenGrant",
+    "TransportOutcome",
+    "TransportPhase",
+    "TransportTimeouts",
+    "build_auth",
+    "classify",
+    "extract",
+    "full_jitter_delay",
+    "next_delay",
+    "parse_bounded_json",
+    "resolve_credentials",
+    "retry_after_seconds",
+]

@@ -1,0 +1,155 @@
+"""Resolve a binding's ``credential_ref`` into a :class:`Credential`, per process, never persisted.
+
+Reference forms (``ConnectionBinding.credential_ref``):
+
+``env:NAME``
+    one value from the environment. Single-field providers (bearer, api_key_header) take it as
+    the token; ``basic`` and ``oauth2_client_credentials`` read ``user:password`` /
+    ``client_id:client_secret`` (split at the first colon); ``mtls`` reads the path of one PEM
+    file holding the client certificate and its key.
+``file:/path``
+    the same, read from a file (UTF-8, at most 64 KiB, one trailing newline stripped); for
+    ``mtls`` the file itself is the combined PEM.
+``conn:REF``
+    one environment variable per field: ``DPONE_CONN_<REF>_TOKEN``, ``_USERNAME``/``_PASSWORD``,
+    ``_CLIENT_ID``/``_CLIENT_SECRET``, ``_CERT_FILE`` and optionally ``_KEY_FILE``.
+``vault://...``
+    not resolvable by this process: ``credential.unavailable``.
+
+Every refusal is ``DponeError(code="credential.unavailable")``; messages name the reference,
+never a value.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final, Protocol
+
+from dpone.contracts import DponeError
+from dpone.contracts.binding import ConnectionBinding
+from dpone.executor.transport._secret import Credential, Secret
+
+MAX_CREDENTIAL_FILE_BYTES: Final = 65_536
+
+PROVIDER_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
+    "bearer": ("token",),
+    "api_key_header": ("token",),
+    "basic": ("username", "password"),
+    "oauth2_client_credentials": ("client_id", "client_secret"),
+    "mtls": ("cert_file",),
+    "none": (),
+}
+_OPTIONAL_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {"mtls": ("key_file",)}
+_PAIRED: Final = frozenset({"basic", "oauth2_client_credentials"})
+
+
+class CredentialResolver(Protocol):
+    """Port: turn a binding into the credential its auth provider needs, or refuse."""
+
+    def resolve(self, binding: ConnectionBinding) -> Credential: ...
+
+
+class EnvironmentCredentialResolver:
+    """Resolves ``env:``, ``file:`` and ``conn:`` references against one environment mapping."""
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        self._env: Mapping[str, str] = os.environ if env is None else env
+
+    def resolve(self, binding: ConnectionBinding) -> Credential:
+        return resolve_credentials(binding, env=self._env)
+
+
+def resolve_credentials(binding: ConnectionBinding, env: Mapping[str, str] = os.environ) -> Credential:
+    """The credential of ``binding`` (see the module docstring for the reference forms)."""
+    provider = binding.auth_provider
+    if provider == "none":
+        return Credential(provider, {})
+    ref = binding.credential_ref
+    if ref is None:
+        raise _unavailable(f"binding {binding.id!r} uses {provider} but names no credential_ref")
+    if ref.startswith("vault://"):
+        raise _unavailable(f"{ref.split('://', 1)[0]}:// references are not resolved by this "
+                           "process", ref=ref)
+    if ref.startswith("conn:"):
+        fields = _from_conn(ref, provider, env)
+    elif ref.startswith("env:"):
+        name = ref.removeprefix("env:")
+        value = env.get(name)
+        if value is None or value == "":
+            raise _unavailable(f"environment variable {name} is not set or empty", ref=ref)
+        fields = _split_single(ref, provider, value)
+    elif ref.startswith("file:"):
+        path = ref.removeprefix("file:")
+        fields = ({"cert_file": path} if provider == "mtls"
+                  else _split_single(ref, provider, _read_file(ref, Path(path))))
+    else:
+        raise _unavailable("credential_ref must be env:, file:, conn: or vault://", ref=ref)
+    for name, value in fields.items():
+        _check_value(ref, provider, name, value)
+    return Credential(provider, {name: Secret(value) for name, value in fields.items()})
+
+
+def _from_conn(ref: str, provider: str, env: Mapping[str, str]) -> dict[str, str]:
+    prefix = f"DPONE_CONN_{ref.removeprefix('conn:').upper()}_"
+    fields: dict[str, str] = {}
+    for name in PROVIDER_FIELDS[provider]:
+        value = env.get(prefix + name.upper())
+        if not value:
+            raise _unavailable(f"environment variable {prefix}{name.upper()} is not set or empty",
+                               ref=ref)
+        fields[name] = value
+    for name in _OPTIONAL_FIELDS.get(provider, ()):
+        value = env.get(prefix + name.upper())
+        if value:
+            fields[name] = value
+    return fields
+
+
+def _split_single(ref: str, provider: str, value: str) -> dict[str, str]:
+    names = PROVIDER_FIELDS[provider]
+    if provider not in _PAIRED:
+        return {names[0]: value}
+    first, colon, second = value.partition(":")
+    if not colon or not first or not second:
+        raise _unavailable(f"{provider} through one value needs '{names[0]}:{names[1]}'", ref=ref)
+    return {names[0]: first, names[1]: second}
+
+
+def _read_file(ref: str, path: Path) -> str:
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_CREDENTIAL_FILE_BYTES + 1)
+    except OSError as exc:
+        raise _unavailable(f"credential file cannot be read ({exc.strerror or 'error'})",
+                           ref=ref) from None
+    if len(raw) > MAX_CREDENTIAL_FILE_BYTES:
+        raise _unavailable(f"credential file exceeds {MAX_CREDENTIAL_FILE_BYTES} bytes", ref=ref)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _unavailable("credential file is not UTF-8", ref=ref) from None
+    if text.endswith("\r\n"):
+        text = text[:-2]
+    elif text.endswith("\n"):
+        text = text[:-1]
+    if not text:
+        raise _unavailable("credential file is empty", ref=ref)
+    return text
+
+
+def _check_value(ref: str, provider: str, name: str, value: str) -> None:
+    """Refuse values that could not travel in a header (and would echo in a library error)."""
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
+        raise _unavailable(f"{provider} field {name!r} contains a control character", ref=ref)
+    if name == "token" and (not value.isascii() or value != value.strip()):
+        raise _unavailable(f"{provider} token must be printable ASCII without surrounding space",
+                           ref=ref)
+    if name == "username" and ":" in value:
+        raise _unavailable("basic username cannot contain ':'", ref=ref)
+
+
+def _unavailable(message: str, *, ref: str | None = None) -> DponeError:
+    details = {"credential_ref": ref} if ref is not None else {}
+    return DponeError(code="credential.unavailable", message=message, details=details)

@@ -1,0 +1,321 @@
+"""``HttpTransport``: one isolated httpx client per connection binding.
+
+The client never follows redirects (a 3xx is a response to classify; its Location is never
+contacted), ignores proxy/TLS environment variables (a proxy comes only from the explicit
+``proxy`` argument), verifies TLS (certifi, or the given CA bundle; TLS 1.2+), presents the
+mTLS client certificate when the binding says so, and asks for ``identity`` encoding so the
+byte bound applies to what is actually read. Every socket operation is bounded by the timeout
+vector; the total deadline clips each operation's timeout to the time left when the request
+starts and is checked between body chunks in both directions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import ssl
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+import certifi
+import httpx
+
+from dpone import __version__
+from dpone.contracts import DponeError
+from dpone.contracts.binding import ConnectionBinding
+from dpone.executor.transport._auth import (
+    RESERVED_HEADERS,
+    ApiKeyHeaderAuth,
+    OAuth2ClientCredentialsAuth,
+    TokenGrant,
+    build_auth,
+)
+from dpone.executor.transport._model import (
+    DEFAULT_RESPONSE_HEADERS,
+    Failure,
+    FailureKind,
+    OutboundRequest,
+    Response,
+    TransportOutcome,
+    TransportPhase,
+    TransportTimeouts,
+)
+from dpone.executor.transport._oauth import CredentialFetchFailed, fetch_client_credentials
+from dpone.executor.transport._phases import classify, redact
+from dpone.executor.transport._secret import Credential
+
+MAX_HEADER_VALUE_BYTES: Final = 8_192
+_BODYLESS: Final = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
+
+
+class _DeadlineExceeded(Exception):
+    """The total request deadline passed between two body chunks."""
+
+
+class _BodySourceFailed(Exception):
+    """The caller's body iterator failed or gave a different length than declared."""
+
+
+class HttpTransport:
+    """Implements :class:`RestTransportPort` for one binding. Thread-safe; close when done.
+
+    ``transport`` replaces the network (``httpx.MockTransport`` in unit tests); ``clock`` is a
+    monotonic clock in seconds.
+    """
+
+    def __init__(self, binding: ConnectionBinding, credential: Credential, *,
+                 timeouts: TransportTimeouts | None = None,
+                 max_response_bytes: int = 65_536,
+                 response_headers: Iterable[str] = (),
+                 proxy: str | None = None,
+                 ca_bundle: str | Path | None = None,
+                 max_connections: int = 8,
+                 clock: Callable[[], float] = time.monotonic,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        self._base = _authority(binding.authority)
+        self._timeouts = timeouts or TransportTimeouts()
+        self._max_response_bytes = max_response_bytes
+        self._allowed_headers = DEFAULT_RESPONSE_HEADERS | {h.lower() for h in response_headers}
+        self._clock = clock
+        self._secret_values = tuple(secret.reveal() for secret in credential.secrets())
+        self._client = httpx.Client(
+            base_url=self._base, timeout=self._timeout(self._timeouts.total),
+            follow_redirects=False, trust_env=False, proxy=proxy,
+            verify=_ssl_context(ca_bundle, credential),
+            limits=httpx.Limits(max_connections=max_connections,
+                                max_keepalive_connections=max_connections),
+            headers={"User-Agent": f"dpone/{__version__}", "Accept-Encoding": "identity"},
+            transport=transport)
+        fetch = self._token_fetcher(binding, credential)
+        self._auth = build_auth(binding, credential, fetch, clock)
+        self._owned_headers = set(RESERVED_HEADERS) | {"authorization"}
+        if isinstance(self._auth, ApiKeyHeaderAuth):
+            self._owned_headers.add(self._auth.header_name.lower())
+
+    def __enter__(self) -> HttpTransport:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __repr__(self) -> str:
+        return f"HttpTransport({str(self._base)!r})"
+
+    def send(self, request: OutboundRequest) -> TransportOutcome:
+        """Send ``request``; network outcomes come back as :class:`Response` or :class:`Failure`.
+
+        A malformed request (absolute or traversing path, transport-owned header, control
+        character) raises ``DponeError`` before anything is sent.
+        """
+        url = self._url(request.path)
+        headers = self._headers(request)
+        deadline = self._clock() + self._timeouts.total
+        replayable = not isinstance(request.body, Iterator)
+        refreshable = isinstance(self._auth, OAuth2ClientCredentialsAuth) and replayable
+        outcome = self._exchange(request, url, headers, deadline)
+        if refreshable and isinstance(outcome, Response) and outcome.status == 401 \
+                and isinstance(self._auth, OAuth2ClientCredentialsAuth):
+            self._auth.invalidate()
+            outcome = self._exchange(request, url, headers, deadline)
+        return outcome
+
+    def _exchange(self, request: OutboundRequest, url: httpx.URL, headers: dict[str, str],
+                  deadline: float) -> TransportOutcome:
+        remaining = deadline - self._clock()
+        if remaining <= 0:
+            return Failure(phase=TransportPhase.NOT_STARTED, kind=FailureKind.TOTAL_DEADLINE,
+                           detail="total request deadline passed before sending")
+        status: int | None = None
+        try:
+            if isinstance(self._auth, OAuth2ClientCredentialsAuth):
+                self._auth.token(remaining)
+            has_body = request.content_length > 0 or request.method not in _BODYLESS
+            content = _guarded(request.body, request.content_length, deadline, self._clock) \
+                if has_body else None
+            http_request = self._client.build_request(
+                request.method, url, params=list(request.query), headers=headers,
+                content=content, timeout=self._timeout(deadline - self._clock()))
+            response = self._client.send(http_request, stream=True, auth=self._auth)
+            try:
+                status = response.status_code
+                return self._read(response, deadline)
+            finally:
+                response.close()
+        except CredentialFetchFailed as exc:
+            return Failure(phase=TransportPhase.NOT_STARTED, kind=FailureKind.CREDENTIAL,
+                           detail=redact(exc.detail, self._secret_values), cause=exc)
+        except _DeadlineExceeded as exc:
+            return Failure(phase=TransportPhase.MAY_HAVE_REACHED, kind=FailureKind.TOTAL_DEADLINE,
+                           detail="total request deadline passed during the exchange",
+                           status=status, cause=exc)
+        except _BodySourceFailed as exc:
+            return Failure(phase=TransportPhase.MAY_HAVE_REACHED, kind=FailureKind.BODY_SOURCE,
+                           detail=redact(str(exc), self._secret_values), cause=exc)
+        except httpx.TransportError as exc:
+            failure = classify(exc, secrets=self._secret_values, status=status)
+            if isinstance(exc, httpx.TimeoutException) and self._clock() >= deadline - 1e-3:
+                failure = dataclasses.replace(failure, kind=FailureKind.TOTAL_DEADLINE)
+            return failure
+
+    def _read(self, response: httpx.Response, deadline: float) -> TransportOutcome:
+        status = response.status_code
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self._max_response_bytes:
+            return _too_large(status, self._max_response_bytes)
+        body = bytearray()
+        for chunk in raw_chunks(response):
+            body += chunk
+            if len(body) > self._max_response_bytes:
+                return _too_large(status, self._max_response_bytes)
+            if self._clock() >= deadline:
+                raise _DeadlineExceeded
+        kept: dict[str, str] = {}
+        for name in self._allowed_headers:
+            values = response.headers.get_list(name)
+            value = ", ".join(values)
+            if values and len(value.encode()) <= MAX_HEADER_VALUE_BYTES:
+                kept[name] = value
+        return Response(status=status, headers=kept, body=bytes(body))
+
+    def _timeout(self, remaining: float) -> httpx.Timeout:
+        t = self._timeouts
+        left = max(remaining, 1e-3)
+        return httpx.Timeout(connect=min(t.connect, left), read=min(t.read, left),
+                             write=min(t.write, left), pool=min(t.pool, left))
+
+    def _token_fetcher(self, binding: ConnectionBinding,
+                       credential: Credential) -> Callable[[float | None], TokenGrant] | None:
+        if binding.auth_provider != "oauth2_client_credentials":
+            return None
+        token_path = binding.auth_options.token_path
+        if token_path is None:
+            raise DponeError(code="schema.invalid_value",
+                             message="oauth2_client_credentials needs auth_options.token_path")
+        token_url = self._url(token_path)
+        scopes = binding.auth_options.scopes
+
+        def fetch(timeout: float | None) -> TokenGrant:
+            return fetch_client_credentials(
+                self._client, token_path=str(token_url), credential=credential, scopes=scopes,
+                timeout=self._timeout(self._timeouts.total if timeout is None else timeout))
+
+        return fetch
+
+    def _url(self, path: str) -> httpx.URL:
+        bad = (not path.startswith("/") or path.startswith("//") or not path.isascii()
+               or any(ch in path for ch in "\\?#") or any(ord(ch) <= 0x20 or ord(ch) == 0x7F
+                                                         for ch in path))
+        if bad:
+            raise DponeError(code="template.absolute_url",
+                             message="the request path must be an ASCII path starting with a "
+                             "single '/', without query, fragment, spaces or backslashes")
+        segments = path.split("/")
+        if any(seg.lower() in {".", "..", "%2e", "%2e%2e", ".%2e", "%2e."} for seg in segments):
+            raise DponeError(code="template.traversal", message="the request path has a '.' or "
+                             "'..' segment")
+        url = self._base.copy_with(raw_path=path.encode("ascii"))
+        if (url.scheme, url.host, url.port) != (self._base.scheme, self._base.host, self._base.port):
+            raise DponeError(code="template.absolute_url",
+                             message="the request path leaves the binding authority")
+        return url
+
+    def _headers(self, request: OutboundRequest) -> dict[str, str]:
+        headers: dict[str, str] = {}
+        for name, value in request.headers:
+            if name.lower() in self._owned_headers:
+                raise DponeError(code="profile.forbidden_header",
+                                 message=f"header {name!r} belongs to the transport")
+            if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in name + value):
+                raise DponeError(code="template.control_character",
+                                 message=f"header {name!r} contains a control character")
+            headers[name] = value
+        if request.content_type is not None:
+            headers["Content-Type"] = request.content_type
+        if request.content_length > 0 or request.method not in _BODYLESS:
+            headers["Content-Length"] = str(request.content_length)
+        return headers
+
+
+def _guarded(body: Iterable[bytes], length: int, deadline: float,
+             clock: Callable[[], float]) -> Iterator[bytes]:
+    """Yield ``body``'s chunks, checking the deadline and the declared length."""
+    try:
+        chunks = iter(body)
+    except Exception as exc:
+        raise _BodySourceFailed(f"request body could not be opened: {type(exc).__name__}") from exc
+    sent = 0
+    while True:
+        if clock() >= deadline:
+            raise _DeadlineExceeded
+        try:
+            chunk = next(chunks)
+        except StopIteration:
+            break
+        except Exception as exc:
+            raise _BodySourceFailed(f"request body failed: {type(exc).__name__}") from exc
+        sent += len(chunk)
+        if sent > length:
+            raise _BodySourceFailed(f"request body is longer than its content_length {length}")
+        yield chunk
+    if sent != length:
+        raise _BodySourceFailed(f"request body gave {sent} bytes, content_length is {length}")
+
+
+def raw_chunks(response: httpx.Response) -> Iterable[bytes]:
+    """The body as received (never decompressed), or the bytes an in-memory transport loaded."""
+    if response.is_stream_consumed:
+        return (response.content,)
+    return response.iter_raw()
+
+
+def _too_large(status: int, bound: int) -> Failure:
+    return Failure(phase=TransportPhase.RESPONSE_TOO_LARGE, kind=FailureKind.RESPONSE_TOO_LARGE,
+                   detail=f"response body exceeds {bound} bytes", status=status)
+
+
+def _authority(authority: str) -> httpx.URL:
+    try:
+        url = httpx.URL(authority)
+    except httpx.InvalidURL:
+        url = None
+    if url is None or url.scheme not in {"http", "https"} or not url.host or url.userinfo \
+            or url.raw_path not in {b"", b"/"} or url.fragment:
+        raise DponeError(code="binding.invalid_authority",
+                         message="the binding authority must be http(s)://host[:port]")
+    return url.copy_with(raw_path=b"/")
+
+
+def _ssl_context(ca_bundle: str | Path | None, credential: Credential) -> ssl.SSLContext:
+    try:
+        context = ssl.create_default_context(cafile=str(ca_bundle) if ca_bundle
+                                             else certifi.where())
+    except (OSError, ssl.SSLError):
+        raise DponeError(code="credential.unavailable",
+                         message="the TLS CA bundle cannot be loaded") from None
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    if credential.provider == "mtls":
+        key = credential.secret("key_file").reveal() if "key_file" in credential.field_names \
+            else None
+        try:
+            context.load_cert_chain(credential.secret("cert_file").reveal(), key)
+        except (OSError, ssl.SSLError):
+            raise DponeError(code="credential.unavailable",
+                             message="the mTLS client certificate or key cannot be loaded") from None
+    return context
+
+
+if TYPE_CHECKING:
+    from dpone.executor.transport._credentials import (
+        CredentialResolver,
+        EnvironmentCredentialResolver,
+    )
+    from dpone.executor.transport._model import RestTransportPort
+
+    def _conforms(transport: HttpTransport, resolver: EnvironmentCredentialResolver,
+                  ) -> tuple[RestTransportPort, CredentialResolver]:
+        """Port conformance, proved by mypy."""
+        return transport, resolver

@@ -1,0 +1,56 @@
+"""Receiver configuration and the injectable clock."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+Clock = Callable[[], float]
+"""Returns the current time in seconds since the Unix epoch."""
+
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ReceiverConfig:
+    """How one mock receiver behaves.
+
+    ``token``: when set, every request needs ``Authorization: Bearer <token>`` (401 otherwise);
+    the token is never logged, echoed or stored in the ledger, and is left out of ``repr``.
+    ``processing_seconds``: an async job is ``pending`` for the first half of it, ``running``
+    for the second half, then terminal. ``clock`` drives jobs and ``applied_at`` stamps.
+    ``max_body_bytes`` / ``max_decoded_bytes`` bound one request body and one gunzipped file.
+    ``retained_rows`` bounds how many parsed rows the ledger keeps for ``?rows=1`` (all rows are
+    always counted).
+    """
+
+    token: str | None = field(default=None, repr=False)
+    processing_seconds: float = 1.0
+    clock: Clock = time.time
+    max_body_bytes: int = 64 * MIB
+    max_decoded_bytes: int = 256 * MIB
+    retained_rows: int = 200_000
+
+    def __post_init__(self) -> None:
+        if self.token is not None and not self.token:
+            raise ValueError("the receiver token must be non-empty when set")
+        if self.processing_seconds < 0:
+            raise ValueError("processing_seconds must be non-negative")
+        if self.max_body_bytes <= 0 or self.max_decoded_bytes <= 0 or self.retained_rows < 0:
+            raise ValueError("receiver limits must be positive")
+
+
+class ManualClock:
+    """A clock that moves only when told to; safe to advance from a test thread."""
+
+    def __init__(self, start: float = 1_790_000_000.0) -> None:
+        self._now = float(start)
+
+    def __call__(self) -> float:
+        return self._now
+
+    def advance(self, seconds: float) -> None:
+        if seconds < 0:
+            raise ValueError("a clock never moves backwards")
+        self._now += seconds

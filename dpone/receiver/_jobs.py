@@ -1,0 +1,112 @@
+"""Asynchronous dataset jobs: time-driven phases and exactly-once application at the end.
+
+A job is ``pending`` for the first half of ``processing_seconds``, ``running`` for the second
+half, and reaches its ending at ``created_at + processing_seconds``: ``complete`` (every row
+applied), or the ending a fault gave it: ``incomplete`` (some rows applied, the rest
+rejected), ``cancelled`` or ``error`` (``apply_rows`` rows applied). A job can also be ended
+externally before that time. Rows are applied to the ledger once, when the job ends, stamped
+with the job's end time; ``settle`` is called on every request, so no poll is needed for a
+due job to take effect.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from dpone.receiver._ledger import Ledger
+
+Phase = Literal["pending", "running", "complete", "incomplete", "error", "cancelled"]
+Ending = Literal["complete", "incomplete", "error", "cancelled"]
+JOB_RESOURCE = "dataset-jobs"
+
+
+@dataclass
+class Job:
+    job_id: str
+    filename: str
+    created_at: float
+    rows: list[dict[str, Any]]
+    ending: Ending = "complete"
+    apply_rows: int | None = None
+    ended: Phase | None = None
+    rows_accepted: int = 0
+    rows_rejected: int = 0
+    expired_status: int | None = None
+    scope: dict[str, str] = field(default_factory=dict)
+
+    def phase(self, now: float, processing_seconds: float) -> Phase:
+        if self.ended is not None:
+            return self.ended
+        return "pending" if now - self.created_at < processing_seconds / 2 else "running"
+
+    def to_json(self, now: float, processing_seconds: float) -> dict[str, Any]:
+        return {"job_id": self.job_id, "phase": self.phase(now, processing_seconds),
+                "rows_accepted": self.rows_accepted, "rows_rejected": self.rows_rejected}
+
+
+class JobBook:
+    def __init__(self, ledger: Ledger, processing_seconds: float) -> None:
+        self._ledger = ledger
+        self._processing = processing_seconds
+        self._lock = threading.RLock()
+        self._jobs: dict[str, Job] = {}
+        self._by_filename: dict[str, str] = {}
+        self._active: dict[str, Job] = {}
+        self._ids = itertools.count(1)  # never reset: a stale receipt never names a new job
+
+    @property
+    def processing_seconds(self) -> float:
+        return self._processing
+
+    def by_filename(self, filename: str) -> Job | None:
+        with self._lock:
+            job_id = self._by_filename.get(filename)
+            return self._jobs[job_id] if job_id is not None else None
+
+    def get(self, job_id: str) -> Job | None:
+        with self._lock:
+            return self._jobs.get(job_id)
+
+    def create(self, *, filename: str, rows: list[dict[str, Any]], now: float,
+               scope: dict[str, str]) -> Job:
+        """A new job; the caller has checked that ``filename`` is not taken."""
+        with self._lock:
+            job = Job(job_id=f"job-{next(self._ids):06d}", filename=filename, created_at=now,
+                      rows=rows, scope=scope)
+            self._jobs[job.job_id] = job
+            self._active[job.job_id] = job
+            self._by_filename[filename] = job.job_id
+            return job
+
+    def settle(self, now: float) -> None:
+        """End every job whose processing time has passed."""
+        with self._lock:
+            due = [job for job in self._active.values() if job.created_at + self._processing <= now]
+            for job in sorted(due, key=lambda job: job.created_at):
+                self._end(job, job.ending, job.apply_rows, at=job.created_at + self._processing)
+
+    def end_now(self, job: Job, ending: Ending, apply_rows: int, now: float) -> None:
+        """End a job externally (cancellation or failure observed now), if it is still active."""
+        with self._lock:
+            if job.ended is None:
+                self._end(job, ending, apply_rows, at=now)
+
+    def _end(self, job: Job, ending: Ending, apply_rows: int | None, *, at: float) -> None:
+        total = len(job.rows)
+        applied = total if apply_rows is None else min(apply_rows, total)
+        self._ledger.apply(kind="async", resource=JOB_RESOURCE, key=job.filename,
+                           rows=job.rows[:applied], applied_at=at)
+        job.rows_accepted = applied
+        job.rows_rejected = total - applied if ending == "incomplete" else 0
+        job.ended = ending
+        job.rows = []
+        self._active.pop(job.job_id, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._jobs.clear()
+            self._active.clear()
+            self._by_filename.clear()
