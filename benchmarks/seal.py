@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import datetime as dt
 import gzip
 import hashlib
 import io
@@ -224,9 +225,11 @@ def naive(table: pa.Table, level: int) -> Row:
                seconds)
 
 
-def freeze(compiled: CompiledPlan, registry: Path, store: LocalArtifactStore
-           ) -> tuple[SourceParent, float]:
+def freeze(compiled: CompiledPlan, registry: Path, store: LocalArtifactStore,
+           days: int | None = None) -> tuple[SourceParent, float]:
     start, end = data.interval()
+    if days is not None:
+        end = start + dt.timedelta(days=days)
     return timed(lambda: freeze_source(compiled.plan, registry_root=registry, interval_start=start,
                                        interval_end=end, artifacts=store))
 
@@ -294,14 +297,16 @@ def measure_rss(label: str, registry: Path, workload: Path, parent: SourceParent
 
 
 def rss_section(rows: int, seed: int, scratch: Path) -> list[str]:
+    """Seal a 1x and a 10x parent of the SAME data density: the 1x parent is the first tenth of
+    the days, so both have children of the same size and only the parent's size differs."""
     results = []
-    for label, count in (("1x", max(rows // 10, 1)), ("10x", rows)):
-        root = scratch / f"rss-{label}"
-        registry = data.write_registry(EXAMPLES, root, count, seed)
-        workload = registry / "workloads" / "csv_gzip.yaml"
-        compiled = compile_workload(workload, registry)
-        store = LocalArtifactStore(root / "store")
-        parent, _ = freeze(compiled, registry, store)
+    root = scratch / "rss"
+    registry = data.write_registry(EXAMPLES, root, rows, seed)
+    workload = registry / "workloads" / "csv_gzip.yaml"
+    compiled = compile_workload(workload, registry)
+    for label, days in (("1x", max(data.DAYS // 10, 1)), ("10x", data.DAYS)):
+        store = LocalArtifactStore(root / f"store-{label}")
+        parent, _ = freeze(compiled, registry, store, days)
         results.append((label, measure_rss(label, registry, workload, parent,
                                            store.root / parent.artifact.key, root)))
     lines = [f"{'parent':<6} {'rows':>10} {'parent MB':>10} {'seal s':>7} {'base anon MB':>13} "
