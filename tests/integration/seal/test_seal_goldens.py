@@ -38,7 +38,7 @@ def _golden(name: str, sealed: Sealed) -> dict[str, Any]:
              "rows": c.descriptor.row_count,
              "payload_digest": c.payload.digest}
             for c in topology.children],
-        "first_child_excerpt": sealed.decoded(first).decode("utf-8").split("\n")[:3],
+        "first_child_excerpt": _excerpt(sealed.decoded(first).decode("utf-8").split("\n")),
     }
 
 
@@ -52,3 +52,11 @@ def test_sealed_digests_match_golden(name: str, sealed_examples: dict[str, Seale
                         encoding="utf-8")
     stored = json.loads(path.read_text("utf-8"))
     assert stored == actual
+
+
+def _excerpt(lines: list[str]) -> list[str]:
+    """The header and first two records, plus the first record holding an empty string
+    (``""`` in CSV, ``""`` as a JSON value) so null vs empty stays visible in review."""
+    head = lines[:3]
+    empty = next((line for line in lines[3:] if ',"",' in line or '":""' in line), None)
+    return [*head, *([empty] if empty else [])]
