@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import click
 
-from dpone.receiver import ReceiverSetupError, serve
-
 
 @click.group(name="receiver")
 def receiver() -> None:
@@ -22,6 +20,13 @@ def receiver() -> None:
               help="How long an async job takes from submit to complete.")
 def serve_command(port: int, host: str, token_env: str, processing_seconds: float) -> None:
     """Serve the sync NDJSON batch and async dataset-job endpoints until interrupted."""
+    try:
+        # starlette and uvicorn belong to the optional `receiver` extra: import on use only.
+        from dpone.receiver import ReceiverSetupError, serve  # noqa: PLC0415
+    except ImportError as missing:
+        raise click.ClickException(
+            f"the mock receiver needs the receiver extra: pip install 'dpone[receiver]' ({missing})"
+        ) from None
     try:
         serve(port=port, host=host, token_env=token_env, processing_seconds=processing_seconds)
     except ReceiverSetupError as error:

@@ -1,0 +1,193 @@
+"""Connections, transactions, migrations and the driver-error edge of the PostgreSQL journal.
+
+Every journal call runs one function inside one transaction (``run_transaction``). A
+serialization failure or deadlock re-runs the whole transaction a bounded number of times;
+every other driver error is translated here, by SQLSTATE, into a catalog ``DponeError``
+raised ``from`` the original, so nothing above this module sees a psycopg exception.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, Protocol, TypeVar
+
+import psycopg
+from psycopg.rows import DictRow, dict_row
+
+from dpone.contracts._errors import DponeError
+from dpone.journal._sql import migrations, query
+
+DIALECT = "postgres"
+RETRYABLE_SQLSTATES = frozenset({"40001", "40P01"})
+MAX_TRANSACTION_RUNS = 6
+
+_T = TypeVar("_T")
+
+_CONSTRAINT_CODES = {
+    "rest_delivery_child_delivery_key": "REST_DELIVERY_INTENT_CONFLICT",
+    "rest_delivery_attempt_ordinal": "journal.revision_conflict",
+    "rest_delivery_attempt_pkey": "journal.revision_conflict",
+    "rest_delivery_capacity_reservation_pkey": "journal.revision_conflict",
+    "rest_delivery_capacity_active_slot": "journal.capacity_exhausted",
+    "rest_delivery_watermark_no_overlap": "journal.revision_conflict",
+}
+_RETRYABLE_CONSTRAINTS = frozenset({"rest_delivery_parent_pkey", "rest_delivery_parent_plan_key",
+                                    "rest_delivery_effect_domain_lock_pkey"})
+
+
+class ConnectionSource(Protocol):
+    """Anything that lends a connection, e.g. a ``psycopg_pool.ConnectionPool``."""
+
+    def connection(self) -> AbstractContextManager[psycopg.Connection[Any]]: ...
+
+
+class OwnConnection:
+    """One lazily opened autocommit connection, lent to one caller at a time."""
+
+    def __init__(self, dsn: str) -> None:
+        self._dsn = dsn
+        self._lock = threading.Lock()
+        self._conn: psycopg.Connection[Any] | None = None
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection[Any]]:
+        with self._lock:
+            if self._conn is None or self._conn.closed or self._conn.broken:
+                self._conn = psycopg.connect(self._dsn, autocommit=True)
+            conn = self._conn
+            try:
+                yield conn
+            finally:
+                if conn.broken:
+                    conn.close()
+                    self._conn = None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+class Tx:
+    """One open transaction: named queries with parameters, rows as dicts."""
+
+    def __init__(self, cursor: psycopg.Cursor[DictRow], environment_id: str) -> None:
+        self.cursor = cursor
+        self.environment_id = environment_id
+
+    def _execute(self, name: str, params: Mapping[str, Any]) -> None:
+        bound = {"environment_id": self.environment_id, **params}
+        self.cursor.execute(query(DIALECT, name), bound)
+
+    def one(self, name: str, /, **params: Any) -> dict[str, Any] | None:
+        self._execute(name, params)
+        return self.cursor.fetchone()
+
+    def all(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
+        self._execute(name, params)
+        return self.cursor.fetchall()
+
+    def run(self, name: str, /, **params: Any) -> int:
+        self._execute(name, params)
+        return self.cursor.rowcount
+
+    def statement(self, name: str) -> None:
+        """A parameterless statement (SET LOCAL, DDL)."""
+        self.cursor.execute(query(DIALECT, name))
+
+    def now(self) -> Any:
+        row = self.one("clock_now")
+        return row["now"] if row else None
+
+
+def durability_gate(tx: Tx) -> None:
+    """Commit this transaction with remote_apply, and only while a sync standby streams."""
+    tx.statement("durability_remote_apply")
+    setting = tx.one("durability_setting") or {}
+    standbys = tx.one("durability_standbys") or {}
+    if (setting.get("synchronous_commit") != "remote_apply" or not setting.get("standby_names")
+            or int(standbys.get("standbys", 0)) < 1):
+        raise DponeError(code="journal.durability_unavailable",
+                         message="no streaming synchronous standby acknowledges remote_apply "
+                         "commits; a critical transition is refused",
+                         details={"synchronous_commit": setting.get("synchronous_commit"),
+                                  "streaming_sync_standbys": standbys.get("standbys")})
+
+
+def translate(error: psycopg.Error) -> DponeError:
+    """The catalog error for a driver error (by SQLSTATE and constraint name)."""
+    state = error.sqlstate or ""
+    constraint = getattr(error.diag, "constraint_name", None)
+    detail = {"sqlstate": state or None, "constraint": constraint}
+    if state.startswith("23"):
+        code = _CONSTRAINT_CODES.get(constraint or "", "journal.illegal_transition")
+        return DponeError(code=code, message=f"the journal refused the write ({constraint})",
+                          details=detail)
+    if state in RETRYABLE_SQLSTATES:
+        return DponeError(code="journal.revision_conflict",
+                          message="the journal transaction kept conflicting with other workers",
+                          details=detail)
+    if state == "42P01":
+        return DponeError(code="journal.unavailable", details=detail,
+                          message="the journal schema is missing: apply the migrations")
+    return DponeError(code="journal.unavailable", details=detail,
+                      message=f"the journal database is unavailable ({type(error).__name__})")
+
+
+def _retryable(error: psycopg.Error) -> bool:
+    if error.sqlstate in RETRYABLE_SQLSTATES:
+        return True
+    return (error.sqlstate == "23505"
+            and getattr(error.diag, "constraint_name", None) in _RETRYABLE_CONSTRAINTS)
+
+
+def run_transaction(source: ConnectionSource, environment_id: str, work: Callable[[Tx], _T], *,
+                    durable: bool = False) -> _T:
+    """Run ``work`` in one transaction; re-run it on serialization failures and deadlocks."""
+    for run in range(MAX_TRANSACTION_RUNS):
+        try:
+            with source.connection() as conn, conn.transaction(), \
+                    conn.cursor(row_factory=dict_row) as cursor:
+                tx = Tx(cursor, environment_id)
+                if durable:
+                    durability_gate(tx)
+                return work(tx)
+        except psycopg.Error as error:
+            if _retryable(error) and run + 1 < MAX_TRANSACTION_RUNS:
+                time.sleep(random.uniform(0, 0.01 * 2 ** run))
+                continue
+            raise translate(error) from error
+    raise DponeError(code="journal.revision_conflict",
+                     message="the journal transaction kept conflicting with other workers")
+
+
+def apply_migrations(source: ConnectionSource) -> tuple[int, ...]:
+    """Apply the numbered migrations not yet recorded; refuse a changed checksum."""
+
+    def work(tx: Tx) -> tuple[int, ...]:
+        tx.one("migration_lock")
+        tx.statement("migration_table")
+        applied = {row["version"]: row for row in tx.all("migration_applied")}
+        done: list[int] = []
+        for migration in migrations(DIALECT):
+            recorded = applied.get(migration.version)
+            if recorded is not None:
+                if recorded["checksum"] != migration.checksum:
+                    raise DponeError(
+                        code="journal.unavailable",
+                        message=f"migration {migration.version:04d}_{migration.name} differs "
+                        "from the one applied to this journal; migrations are never edited",
+                        details={"applied": recorded["checksum"], "shipped": migration.checksum})
+                continue
+            tx.cursor.execute(migration.text)
+            tx.run("migration_record", version=migration.version, name=migration.name,
+                   checksum=migration.checksum)
+            done.append(migration.version)
+        return tuple(done)
+
+    return run_transaction(source, "", work)

@@ -1,0 +1,1 @@
+"""Journal SQL: schemas, numbered migrations and named queries, per database."""

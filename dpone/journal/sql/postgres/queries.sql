@@ -1,0 +1,287 @@
+-- Named queries of the PostgreSQL delivery journal, loaded by name (dpone.journal._sql).
+-- Every operation query is scoped by environment_id; effect-domain fence queries are scoped by
+-- the physical effect-conflict domain on purpose (namespaces cannot hide one physical effect).
+
+-- name: migration_lock
+-- One database-wide key (the ASCII of "dponemig"): migrations never run concurrently.
+SELECT pg_advisory_xact_lock(7237407121123141991);
+
+-- name: migration_table
+CREATE TABLE IF NOT EXISTS dpone_schema_migrations (
+    version     integer PRIMARY KEY,
+    name        text NOT NULL,
+    checksum    text NOT NULL,
+    applied_at  timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+
+-- name: migration_applied
+SELECT version, name, checksum FROM dpone_schema_migrations ORDER BY version;
+
+-- name: migration_record
+INSERT INTO dpone_schema_migrations (version, name, checksum)
+VALUES (%(version)s, %(name)s, %(checksum)s);
+
+-- name: clock_now
+SELECT clock_timestamp() AS now;
+
+-- name: durability_remote_apply
+SET LOCAL synchronous_commit = remote_apply;
+
+-- name: durability_setting
+SELECT current_setting('synchronous_commit') AS synchronous_commit,
+       current_setting('synchronous_standby_names') AS standby_names;
+
+-- name: durability_standbys
+SELECT count(*) AS standbys FROM pg_stat_replication
+ WHERE state = 'streaming' AND sync_state IN ('sync', 'quorum');
+
+-- name: ensure_environment
+INSERT INTO rest_delivery_environment (environment_id) VALUES (%(environment_id)s)
+ON CONFLICT (environment_id) DO NOTHING;
+
+-- name: get_environment
+SELECT environment_id, journal_epoch, mutation_gate
+  FROM rest_delivery_environment WHERE environment_id = %(environment_id)s;
+
+-- name: share_environment
+SELECT environment_id, journal_epoch, mutation_gate
+  FROM rest_delivery_environment WHERE environment_id = %(environment_id)s FOR SHARE;
+
+-- name: lock_environment
+SELECT environment_id, journal_epoch, mutation_gate
+  FROM rest_delivery_environment WHERE environment_id = %(environment_id)s FOR UPDATE;
+
+-- name: set_environment_gate
+UPDATE rest_delivery_environment
+   SET mutation_gate = %(gate)s, journal_epoch = %(epoch)s, gate_reason = %(reason)s,
+       updated_by = %(actor)s, updated_at = clock_timestamp()
+ WHERE environment_id = %(environment_id)s;
+
+-- name: create_domain_lock
+INSERT INTO rest_delivery_effect_domain_lock (effect_conflict_domain) VALUES (%(domain)s)
+ON CONFLICT (effect_conflict_domain) DO NOTHING;
+
+-- name: lock_domain
+SELECT effect_conflict_domain FROM rest_delivery_effect_domain_lock
+ WHERE effect_conflict_domain = %(domain)s FOR UPDATE;
+
+-- name: get_parent
+SELECT * FROM rest_delivery_parent
+ WHERE parent_id = %(parent_id)s AND environment_id = %(environment_id)s;
+
+-- name: lock_parent
+SELECT * FROM rest_delivery_parent
+ WHERE parent_id = %(parent_id)s AND environment_id = %(environment_id)s FOR UPDATE;
+
+-- name: find_parent
+SELECT * FROM rest_delivery_parent
+ WHERE operation_namespace = %(operation_namespace)s AND tenant_id = %(tenant_id)s
+   AND environment_id = %(environment_id)s AND parent_plan_digest = %(parent_plan_digest)s;
+
+-- name: insert_parent
+INSERT INTO rest_delivery_parent (
+    parent_id, operation_namespace, tenant_id, environment_id, logical_route_id, plan_digest,
+    parent_plan_digest, frozen_parent_digest, profile_contract_digest, effect_conflict_domain,
+    mutation_kind, generation_end, correction_revision, boundary, max_remote_jobs, child_count)
+VALUES (
+    %(parent_id)s, %(operation_namespace)s, %(tenant_id)s, %(environment_id)s,
+    %(logical_route_id)s, %(plan_digest)s, %(parent_plan_digest)s, %(frozen_parent_digest)s,
+    %(profile_contract_digest)s, %(effect_conflict_domain)s, %(mutation_kind)s,
+    %(generation_end)s, %(correction_revision)s, daterange(%(boundary_from)s, %(boundary_to)s, '[)'),
+    %(max_remote_jobs)s, %(child_count)s);
+
+-- name: advance_frontier
+UPDATE rest_delivery_parent SET checkpoint_frontier = %(frontier)s
+ WHERE parent_id = %(parent_id)s AND environment_id = %(environment_id)s
+   AND checkpoint_frontier <= %(frontier)s
+RETURNING checkpoint_frontier;
+
+-- name: children_of_parent
+SELECT * FROM rest_delivery_child
+ WHERE parent_id = %(parent_id)s AND environment_id = %(environment_id)s ORDER BY ordinal;
+
+-- name: get_child
+SELECT * FROM rest_delivery_child
+ WHERE operation_id = %(operation_id)s AND environment_id = %(environment_id)s;
+
+-- name: children_by_key
+SELECT * FROM rest_delivery_child
+ WHERE operation_namespace = %(operation_namespace)s AND delivery_key = ANY(%(keys)s);
+
+-- name: overlapping_children
+SELECT operation_id, parent_id, delivery_key, mutation_intent_digest, mutation_kind,
+       generation_end, correction_revision, lower(scope) AS scope_from,
+       upper(scope) AS scope_to, execution_state, remote_effect
+  FROM rest_delivery_child
+ WHERE effect_conflict_domain = %(domain)s AND scope && daterange(%(lo)s, %(hi)s, '[)');
+
+-- name: overlapping_watermarks
+SELECT lower(scope) AS scope_from, upper(scope) AS scope_to, generation_end, correction_revision
+  FROM rest_delivery_watermark
+ WHERE effect_conflict_domain = %(domain)s AND scope && daterange(%(lo)s, %(hi)s, '[)');
+
+-- name: remove_touching_watermarks
+DELETE FROM rest_delivery_watermark
+ WHERE effect_conflict_domain = %(domain)s
+   AND (scope && daterange(%(lo)s, %(hi)s, '[)') OR scope -|- daterange(%(lo)s, %(hi)s, '[)'))
+RETURNING lower(scope) AS scope_from, upper(scope) AS scope_to, generation_end,
+          correction_revision, operation_id;
+
+-- name: insert_watermark
+INSERT INTO rest_delivery_watermark (
+    effect_conflict_domain, scope, generation_end, correction_revision, operation_id)
+VALUES (%(domain)s, daterange(%(lo)s, %(hi)s, '[)'), %(generation_end)s,
+        %(correction_revision)s, %(operation_id)s);
+
+-- name: insert_child
+INSERT INTO rest_delivery_child (
+    operation_id, parent_id, ordinal, operation_namespace, tenant_id, environment_id,
+    delivery_key, receiver_mutation_key, mutation_intent_digest, effect_conflict_domain,
+    mutation_kind, generation_end, correction_revision, scope, first_row, row_count, payload_key,
+    payload_digest, payload_document_key, wire_bytes, state_name, execution_state, remote_effect,
+    acknowledgement_state, verification_state, checkpoint_state, journal_epoch)
+VALUES (
+    %(operation_id)s, %(parent_id)s, %(ordinal)s, %(operation_namespace)s, %(tenant_id)s,
+    %(environment_id)s, %(delivery_key)s, %(receiver_mutation_key)s, %(mutation_intent_digest)s,
+    %(effect_conflict_domain)s, %(mutation_kind)s, %(generation_end)s, %(correction_revision)s,
+    daterange(%(scope_from)s, %(scope_to)s, '[)'), %(first_row)s, %(row_count)s, %(payload_key)s,
+    %(payload_digest)s, %(payload_document_key)s, %(wire_bytes)s, %(state_name)s,
+    %(execution_state)s, %(remote_effect)s, %(acknowledgement_state)s, %(verification_state)s,
+    %(checkpoint_state)s, %(journal_epoch)s);
+
+-- name: cas_child
+UPDATE rest_delivery_child
+   SET state_name = %(state_name)s, execution_state = %(execution_state)s,
+       remote_effect = %(remote_effect)s, acknowledgement_state = %(acknowledgement_state)s,
+       verification_state = %(verification_state)s, checkpoint_state = %(checkpoint_state)s,
+       revision = revision + 1, journal_epoch = GREATEST(journal_epoch, %(journal_epoch)s),
+       attempt_ordinal = attempt_ordinal + %(attempt_step)s,
+       observation_ordinal = observation_ordinal + %(observation_step)s,
+       receipt = COALESCE(%(receipt)s, receipt), next_check_after = %(next_check_after)s,
+       last_error_code = %(error_code)s, updated_at = clock_timestamp()
+ WHERE operation_id = %(operation_id)s AND environment_id = %(environment_id)s
+   AND revision = %(expected_revision)s
+RETURNING *;
+
+-- name: insert_attempt
+INSERT INTO rest_delivery_attempt (
+    attempt_id, operation_id, environment_id, attempt_ordinal, marker_key, marker_digest,
+    expected_revision, journal_epoch, lease_holder, lease_token)
+VALUES (%(attempt_id)s, %(operation_id)s, %(environment_id)s, %(attempt_ordinal)s,
+        %(marker_key)s, %(marker_digest)s, %(expected_revision)s, %(journal_epoch)s,
+        %(lease_holder)s, %(lease_token)s);
+
+-- name: latest_attempt
+SELECT * FROM rest_delivery_attempt
+ WHERE operation_id = %(operation_id)s AND environment_id = %(environment_id)s
+ ORDER BY attempt_ordinal DESC LIMIT 1;
+
+-- name: get_attempt
+SELECT * FROM rest_delivery_attempt
+ WHERE attempt_id = %(attempt_id)s AND environment_id = %(environment_id)s;
+
+-- name: record_attempt_outcome
+UPDATE rest_delivery_attempt SET outcome = %(outcome)s, outcome_at = clock_timestamp()
+ WHERE operation_id = %(operation_id)s AND environment_id = %(environment_id)s
+   AND attempt_ordinal = %(attempt_ordinal)s AND outcome IS NULL;
+
+-- name: list_attempts
+SELECT attempt_id, operation_id, attempt_ordinal, marker_key, marker_digest, expected_revision,
+       journal_epoch, lease_holder, lease_token, started_at, outcome, outcome_at
+  FROM rest_delivery_attempt
+ WHERE operation_id = %(operation_id)s AND environment_id = %(environment_id)s
+ ORDER BY attempt_ordinal;
+
+-- name: insert_observation
+INSERT INTO rest_delivery_observation (
+    operation_id, environment_id, observation_ordinal, revision, transition_id, document)
+VALUES (%(operation_id)s, %(environment_id)s, %(observation_ordinal)s, %(revision)s,
+        %(transition_id)s, %(document)s);
+
+-- name: prune_observations
+DELETE FROM rest_delivery_observation
+ WHERE operation_id = %(operation_id)s AND environment_id = %(environment_id)s
+   AND observation_id NOT IN (
+       SELECT observation_id FROM rest_delivery_observation
+        WHERE operation_id = %(operation_id)s AND environment_id = %(environment_id)s
+        ORDER BY observation_id DESC LIMIT %(keep)s);
+
+-- name: list_observations
+SELECT observation_ordinal, revision, transition_id, document, observed_at
+  FROM rest_delivery_observation
+ WHERE operation_id = %(operation_id)s AND environment_id = %(environment_id)s
+ ORDER BY observation_id;
+
+-- name: operation_exists
+SELECT 1 AS found FROM rest_delivery_child
+ WHERE operation_id = %(operation_id)s AND environment_id = %(environment_id)s
+UNION ALL
+SELECT 1 FROM rest_delivery_parent
+ WHERE parent_id = %(operation_id)s AND environment_id = %(environment_id)s;
+
+-- name: acquire_lease
+INSERT INTO rest_delivery_lease AS l (
+    operation_id, kind, environment_id, holder, token, journal_epoch, expires_at)
+VALUES (%(operation_id)s, %(kind)s, %(environment_id)s, %(holder)s, 1, %(journal_epoch)s,
+        clock_timestamp() + make_interval(secs => %(ttl_seconds)s))
+ON CONFLICT (operation_id, kind) DO UPDATE
+   SET holder = EXCLUDED.holder, token = l.token + 1, journal_epoch = EXCLUDED.journal_epoch,
+       expires_at = EXCLUDED.expires_at
+ WHERE (l.expires_at <= clock_timestamp() OR l.journal_epoch < EXCLUDED.journal_epoch)
+   AND l.environment_id = EXCLUDED.environment_id
+RETURNING operation_id, kind, holder, token, expires_at;
+
+-- name: check_lease
+SELECT holder, token, journal_epoch, expires_at, expires_at > clock_timestamp() AS live
+  FROM rest_delivery_lease
+ WHERE operation_id = %(operation_id)s AND kind = %(kind)s
+   AND environment_id = %(environment_id)s
+   FOR SHARE;
+
+-- name: release_lease
+UPDATE rest_delivery_lease SET expires_at = LEAST(expires_at, clock_timestamp())
+ WHERE operation_id = %(operation_id)s AND kind = %(kind)s
+   AND environment_id = %(environment_id)s AND holder = %(holder)s AND token = %(token)s;
+
+-- name: active_slots
+SELECT slot FROM rest_delivery_capacity_reservation
+ WHERE effect_conflict_domain = %(domain)s AND released_at IS NULL ORDER BY slot;
+
+-- name: reserve_slot
+INSERT INTO rest_delivery_capacity_reservation (
+    attempt_id, operation_id, environment_id, effect_conflict_domain, slot)
+VALUES (%(attempt_id)s, %(operation_id)s, %(environment_id)s, %(domain)s, %(slot)s);
+
+-- name: release_operation_capacity
+UPDATE rest_delivery_capacity_reservation
+   SET released_at = clock_timestamp(), release_reason = %(reason)s
+ WHERE operation_id = %(operation_id)s AND environment_id = %(environment_id)s
+   AND released_at IS NULL;
+
+-- name: get_reservation
+SELECT r.attempt_id, r.operation_id, r.effect_conflict_domain, r.slot, r.released_at,
+       c.execution_state, c.remote_effect, c.attempt_ordinal AS current_attempt,
+       a.attempt_ordinal
+  FROM rest_delivery_capacity_reservation r
+  LEFT JOIN rest_delivery_child c ON c.operation_id = r.operation_id
+  LEFT JOIN rest_delivery_attempt a ON a.attempt_id = r.attempt_id
+ WHERE r.attempt_id = %(attempt_id)s AND r.environment_id = %(environment_id)s;
+
+-- name: release_reservation
+UPDATE rest_delivery_capacity_reservation
+   SET released_at = clock_timestamp(), release_reason = %(reason)s
+ WHERE attempt_id = %(attempt_id)s AND environment_id = %(environment_id)s
+   AND released_at IS NULL;
+
+-- name: insert_audit
+INSERT INTO rest_delivery_audit (
+    environment_id, operation_namespace, tenant_id, actor, operation_id, transition_id,
+    from_state, to_state, revision, reconciliation_id, evidence_digest, digests)
+VALUES (%(environment_id)s, %(operation_namespace)s, %(tenant_id)s, %(actor)s,
+        %(operation_id)s, %(transition_id)s, %(from_state)s, %(to_state)s, %(revision)s,
+        %(reconciliation_id)s, %(evidence_digest)s, %(digests)s);
+
+-- name: prior_reconciliation
+SELECT reconciliation_id, evidence_digest FROM rest_delivery_audit
+ WHERE operation_id = %(operation_id)s AND environment_id = %(environment_id)s
+   AND (reconciliation_id IS NOT NULL OR evidence_digest IS NOT NULL);

@@ -1,0 +1,1 @@
+"""SQLite journal SQL: numbered migrations (NNNN_name.sql) and named queries (queries.sql)."""

@@ -1,0 +1,247 @@
+-- Named queries of the SQLite delivery journal, loaded by name (dpone.journal._sql).
+-- Every operation query is scoped by environment_id; effect-domain fence queries are scoped by
+-- the physical effect-conflict domain on purpose (namespaces cannot hide one physical effect).
+-- Half-open scopes overlap when a.from < b.to AND b.from < a.to (ISO date text compares as
+-- dates). Every timestamp is the database clock; lease liveness compares with julianday().
+
+-- name: migration_table
+CREATE TABLE IF NOT EXISTS dpone_schema_migrations (
+    version     INTEGER PRIMARY KEY,
+    name        TEXT NOT NULL,
+    checksum    TEXT NOT NULL,
+    applied_at  TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+
+-- name: migration_applied
+SELECT version, name, checksum FROM dpone_schema_migrations ORDER BY version;
+
+-- name: migration_record
+INSERT INTO dpone_schema_migrations (version, name, checksum)
+VALUES (:version, :name, :checksum);
+
+-- name: clock_now
+SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now') AS now;
+
+-- name: ensure_environment
+INSERT INTO rest_delivery_environment (environment_id) VALUES (:environment_id)
+ON CONFLICT (environment_id) DO NOTHING;
+
+-- name: get_environment
+SELECT environment_id, journal_epoch, mutation_gate
+  FROM rest_delivery_environment WHERE environment_id = :environment_id;
+
+-- name: set_environment_gate
+UPDATE rest_delivery_environment
+   SET mutation_gate = :gate, journal_epoch = :epoch, gate_reason = :reason,
+       updated_by = :actor, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+ WHERE environment_id = :environment_id;
+
+-- name: get_parent
+SELECT * FROM rest_delivery_parent
+ WHERE parent_id = :parent_id AND environment_id = :environment_id;
+
+-- name: find_parent
+SELECT * FROM rest_delivery_parent
+ WHERE operation_namespace = :operation_namespace AND tenant_id = :tenant_id
+   AND environment_id = :environment_id AND parent_plan_digest = :parent_plan_digest;
+
+-- name: insert_parent
+INSERT INTO rest_delivery_parent (
+    parent_id, operation_namespace, tenant_id, environment_id, logical_route_id, plan_digest,
+    parent_plan_digest, frozen_parent_digest, profile_contract_digest, effect_conflict_domain,
+    mutation_kind, generation_end, correction_revision, boundary_from, boundary_to,
+    max_remote_jobs, child_count)
+VALUES (
+    :parent_id, :operation_namespace, :tenant_id, :environment_id, :logical_route_id,
+    :plan_digest, :parent_plan_digest, :frozen_parent_digest, :profile_contract_digest,
+    :effect_conflict_domain, :mutation_kind, :generation_end, :correction_revision,
+    :boundary_from, :boundary_to, :max_remote_jobs, :child_count);
+
+-- name: advance_frontier
+UPDATE rest_delivery_parent SET checkpoint_frontier = :frontier
+ WHERE parent_id = :parent_id AND environment_id = :environment_id
+   AND checkpoint_frontier <= :frontier;
+
+-- name: children_of_parent
+SELECT * FROM rest_delivery_child
+ WHERE parent_id = :parent_id AND environment_id = :environment_id ORDER BY ordinal;
+
+-- name: get_child
+SELECT * FROM rest_delivery_child
+ WHERE operation_id = :operation_id AND environment_id = :environment_id;
+
+-- name: children_by_key
+SELECT * FROM rest_delivery_child
+ WHERE operation_namespace = :operation_namespace
+   AND delivery_key IN (SELECT value FROM json_each(:keys));
+
+-- name: overlapping_children
+SELECT operation_id, parent_id, delivery_key, mutation_intent_digest, mutation_kind,
+       generation_end, correction_revision, scope_from, scope_to, execution_state, remote_effect
+  FROM rest_delivery_child
+ WHERE effect_conflict_domain = :domain AND scope_from < :hi AND :lo < scope_to;
+
+-- name: overlapping_watermarks
+SELECT scope_from, scope_to, generation_end, correction_revision
+  FROM rest_delivery_watermark
+ WHERE effect_conflict_domain = :domain AND scope_from < :hi AND :lo < scope_to;
+
+-- name: remove_touching_watermarks
+DELETE FROM rest_delivery_watermark
+ WHERE effect_conflict_domain = :domain AND scope_from <= :hi AND :lo <= scope_to
+RETURNING scope_from, scope_to, generation_end, correction_revision, operation_id;
+
+-- name: insert_watermark
+INSERT INTO rest_delivery_watermark (
+    effect_conflict_domain, scope_from, scope_to, generation_end, correction_revision,
+    operation_id)
+VALUES (:domain, :lo, :hi, :generation_end, :correction_revision, :operation_id);
+
+-- name: insert_child
+INSERT INTO rest_delivery_child (
+    operation_id, parent_id, ordinal, operation_namespace, tenant_id, environment_id,
+    delivery_key, receiver_mutation_key, mutation_intent_digest, effect_conflict_domain,
+    mutation_kind, generation_end, correction_revision, scope_from, scope_to, first_row,
+    row_count, payload_key, payload_digest, payload_document_key, wire_bytes, state_name,
+    execution_state, remote_effect, acknowledgement_state, verification_state,
+    checkpoint_state, journal_epoch)
+VALUES (
+    :operation_id, :parent_id, :ordinal, :operation_namespace, :tenant_id, :environment_id,
+    :delivery_key, :receiver_mutation_key, :mutation_intent_digest, :effect_conflict_domain,
+    :mutation_kind, :generation_end, :correction_revision, :scope_from, :scope_to, :first_row,
+    :row_count, :payload_key, :payload_digest, :payload_document_key, :wire_bytes, :state_name,
+    :execution_state, :remote_effect, :acknowledgement_state, :verification_state,
+    :checkpoint_state, :journal_epoch);
+
+-- name: cas_child
+UPDATE rest_delivery_child
+   SET state_name = :state_name, execution_state = :execution_state,
+       remote_effect = :remote_effect, acknowledgement_state = :acknowledgement_state,
+       verification_state = :verification_state, checkpoint_state = :checkpoint_state,
+       revision = revision + 1, journal_epoch = max(journal_epoch, :journal_epoch),
+       attempt_ordinal = attempt_ordinal + :attempt_step,
+       observation_ordinal = observation_ordinal + :observation_step,
+       receipt = coalesce(:receipt, receipt), next_check_after = :next_check_after,
+       last_error_code = :error_code, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+ WHERE operation_id = :operation_id AND environment_id = :environment_id
+   AND revision = :expected_revision
+RETURNING *;
+
+-- name: insert_attempt
+INSERT INTO rest_delivery_attempt (
+    attempt_id, operation_id, environment_id, attempt_ordinal, marker_key, marker_digest,
+    expected_revision, journal_epoch, lease_holder, lease_token)
+VALUES (:attempt_id, :operation_id, :environment_id, :attempt_ordinal, :marker_key,
+        :marker_digest, :expected_revision, :journal_epoch, :lease_holder, :lease_token);
+
+-- name: latest_attempt
+SELECT * FROM rest_delivery_attempt
+ WHERE operation_id = :operation_id AND environment_id = :environment_id
+ ORDER BY attempt_ordinal DESC LIMIT 1;
+
+-- name: record_attempt_outcome
+UPDATE rest_delivery_attempt
+   SET outcome = :outcome, outcome_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+ WHERE operation_id = :operation_id AND environment_id = :environment_id
+   AND attempt_ordinal = :attempt_ordinal AND outcome IS NULL;
+
+-- name: list_attempts
+SELECT attempt_id, operation_id, attempt_ordinal, marker_key, marker_digest, expected_revision,
+       journal_epoch, lease_holder, lease_token, started_at, outcome, outcome_at
+  FROM rest_delivery_attempt
+ WHERE operation_id = :operation_id AND environment_id = :environment_id
+ ORDER BY attempt_ordinal;
+
+-- name: insert_observation
+INSERT INTO rest_delivery_observation (
+    operation_id, environment_id, observation_ordinal, revision, transition_id, document)
+VALUES (:operation_id, :environment_id, :observation_ordinal, :revision, :transition_id,
+        :document);
+
+-- name: prune_observations
+DELETE FROM rest_delivery_observation
+ WHERE operation_id = :operation_id AND observation_id NOT IN (
+       SELECT observation_id FROM rest_delivery_observation
+        WHERE operation_id = :operation_id ORDER BY observation_id DESC LIMIT :keep);
+
+-- name: list_observations
+SELECT observation_ordinal, revision, transition_id, document, observed_at
+  FROM rest_delivery_observation
+ WHERE operation_id = :operation_id AND environment_id = :environment_id
+ ORDER BY observation_id;
+
+-- name: operation_exists
+SELECT 1 AS found FROM rest_delivery_child
+ WHERE operation_id = :operation_id AND environment_id = :environment_id
+UNION ALL
+SELECT 1 FROM rest_delivery_parent
+ WHERE parent_id = :operation_id AND environment_id = :environment_id;
+
+-- name: acquire_lease
+INSERT INTO rest_delivery_lease (
+    operation_id, kind, environment_id, holder, token, journal_epoch, expires_at)
+VALUES (:operation_id, :kind, :environment_id, :holder, 1, :journal_epoch,
+        strftime('%Y-%m-%dT%H:%M:%fZ', 'now', printf('%+d seconds', :ttl_seconds)))
+ON CONFLICT (operation_id, kind) DO UPDATE
+   SET holder = excluded.holder, token = rest_delivery_lease.token + 1,
+       journal_epoch = excluded.journal_epoch, expires_at = excluded.expires_at
+ WHERE (julianday(rest_delivery_lease.expires_at) <= julianday('now')
+        OR rest_delivery_lease.journal_epoch < excluded.journal_epoch)
+   AND rest_delivery_lease.environment_id = excluded.environment_id
+RETURNING operation_id, kind, holder, token, expires_at;
+
+-- name: check_lease
+SELECT holder, token, journal_epoch, expires_at,
+       julianday(expires_at) > julianday('now') AS live
+  FROM rest_delivery_lease
+ WHERE operation_id = :operation_id AND kind = :kind AND environment_id = :environment_id;
+
+-- name: release_lease
+UPDATE rest_delivery_lease
+   SET expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+ WHERE operation_id = :operation_id AND kind = :kind AND environment_id = :environment_id
+   AND holder = :holder AND token = :token
+   AND julianday(expires_at) > julianday('now');
+
+-- name: active_slots
+SELECT slot FROM rest_delivery_capacity_reservation
+ WHERE effect_conflict_domain = :domain AND released_at IS NULL ORDER BY slot;
+
+-- name: reserve_slot
+INSERT INTO rest_delivery_capacity_reservation (
+    attempt_id, operation_id, environment_id, effect_conflict_domain, slot)
+VALUES (:attempt_id, :operation_id, :environment_id, :domain, :slot);
+
+-- name: release_operation_capacity
+UPDATE rest_delivery_capacity_reservation
+   SET released_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), release_reason = :reason
+ WHERE operation_id = :operation_id AND environment_id = :environment_id
+   AND released_at IS NULL;
+
+-- name: get_reservation
+SELECT r.attempt_id, r.operation_id, r.effect_conflict_domain, r.slot, r.released_at,
+       c.execution_state, c.remote_effect, c.attempt_ordinal AS current_attempt,
+       a.attempt_ordinal
+  FROM rest_delivery_capacity_reservation r
+  LEFT JOIN rest_delivery_child c ON c.operation_id = r.operation_id
+  LEFT JOIN rest_delivery_attempt a ON a.attempt_id = r.attempt_id
+ WHERE r.attempt_id = :attempt_id AND r.environment_id = :environment_id;
+
+-- name: release_reservation
+UPDATE rest_delivery_capacity_reservation
+   SET released_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), release_reason = :reason
+ WHERE attempt_id = :attempt_id AND environment_id = :environment_id
+   AND released_at IS NULL;
+
+-- name: insert_audit
+INSERT INTO rest_delivery_audit (
+    environment_id, operation_namespace, tenant_id, actor, operation_id, transition_id,
+    from_state, to_state, revision, reconciliation_id, evidence_digest, digests)
+VALUES (:environment_id, :operation_namespace, :tenant_id, :actor, :operation_id,
+        :transition_id, :from_state, :to_state, :revision, :reconciliation_id,
+        :evidence_digest, :digests);
+
+-- name: prior_reconciliation
+SELECT reconciliation_id, evidence_digest FROM rest_delivery_audit
+ WHERE operation_id = :operation_id AND environment_id = :environment_id
+   AND (reconciliation_id IS NOT NULL OR evidence_digest IS NOT NULL);

@@ -1,0 +1,165 @@
+"""Admission of a parent and its complete child topology in one transaction.
+
+The SQLite linearization of spec "Replacement generation and overlap fence": the transaction
+holds the database write lock (``BEGIN IMMEDIATE``) instead of an effect-domain row lock; it
+looks up overlapping children and watermarks by comparison (``from < hi AND lo < to``), refuses
+or inserts while the lock is held, and commits before any child may enter SUBMITTING. Children
+are admitted ``planned`` and sealed (``planned_seal``) in the same transaction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dpone.contracts._errors import DponeError
+from dpone.contracts.journal import (
+    AdmissionResult,
+    ChildAdmission,
+    ParentAdmission,
+    ParentOperation,
+)
+from dpone.contracts.state import Evidence, StateContract, TriggerKind
+from dpone.journal._core import axis_values, child_operation_id, guarded, parent_operation_id
+from dpone.journal._fence import Candidate, Scope, admission_refusal
+from dpone.journal.sqlite._connection import Tx
+from dpone.journal.sqlite._ops import (
+    apply_decision,
+    audit,
+    environment,
+    fence_inputs,
+    require_parent,
+)
+from dpone.journal.sqlite._rows import parent_model
+
+ADMISSION_ACTOR = "journal.admission"
+_SEALED = Evidence(kind=TriggerKind.INTERNAL, name="TOPOLOGY_ADMITTED_AND_PAYLOAD_SEALED",
+                   facts=frozenset({"topology_admitted", "payload_sealed"}))
+
+
+def validate(request: ParentAdmission, environment_id: str) -> None:
+    """Shape checks that need no database: scoping, ordinals, scopes, append corrections."""
+    if request.tenancy.environment_id != environment_id:
+        raise DponeError(code="journal.not_found",
+                         message=f"environment {request.tenancy.environment_id!r} is outside "
+                         f"this journal's scope ({environment_id!r})")
+    ordinals = [child.ordinal for child in request.children]
+    if not ordinals or ordinals != list(range(1, len(ordinals) + 1)):
+        raise DponeError(code="journal.illegal_transition",
+                         message="children must be ordered 1..n without gaps")
+    for child in request.children:
+        if not (request.boundary_from <= child.scope_from < child.scope_to
+                <= request.boundary_to):
+            raise DponeError(code="journal.illegal_transition",
+                             message=f"child {child.ordinal} scope is empty or outside the "
+                             "parent boundary")
+    if (request.mutation_kind == "incremental_append"
+            and request.generation.correction_revision > 0):
+        raise DponeError(code="REST_DELIVERY_APPEND_SCOPE_ALREADY_APPLIED",
+                         message="incremental_append does not accept a correction revision")
+
+
+def _resume_or_conflict(tx: Tx, request: ParentAdmission, parent_id: str) -> str | None:
+    """The parent id to resume, None to admit anew; an intent conflict raises."""
+    keys = [child.delivery_key for child in request.children]
+    existing = {row["delivery_key"]: row for row in tx.all(
+        "children_by_key", operation_namespace=request.tenancy.operation_namespace, keys=keys)}
+    for child in request.children:
+        row = existing.get(child.delivery_key)
+        if row is not None and row["mutation_intent_digest"] != child.mutation_intent_digest:
+            raise DponeError(code="REST_DELIVERY_INTENT_CONFLICT", operation_id=row["operation_id"],
+                             message=f"delivery key of child {child.ordinal} is admitted with "
+                             "another mutation intent",
+                             details={"delivery_key": child.delivery_key})
+    if tx.one("get_parent", parent_id=parent_id) is not None:
+        return parent_id
+    if not existing:
+        return None
+    parents = {row["parent_id"] for row in existing.values()}
+    if len(existing) == len(keys) and len(parents) == 1:
+        resumed = parents.pop()
+        stored = tx.all("children_of_parent", parent_id=resumed)
+        if len(stored) == len(keys):
+            return str(resumed)
+    raise DponeError(code="REST_DELIVERY_INTENT_CONFLICT",
+                     message="some delivery keys are admitted under another parent topology",
+                     details={"admitted_keys": sorted(existing)})
+
+
+def _child_params(request: ParentAdmission, parent_id: str, child: ChildAdmission,
+                  epoch: int, contract: StateContract) -> dict[str, Any]:
+    tenancy = request.tenancy
+    return {
+        "operation_id": child_operation_id(parent_id, child.ordinal), "parent_id": parent_id,
+        "ordinal": child.ordinal, "operation_namespace": tenancy.operation_namespace,
+        "tenant_id": tenancy.tenant_id, "delivery_key": child.delivery_key,
+        "receiver_mutation_key": child.receiver_mutation_key,
+        "mutation_intent_digest": child.mutation_intent_digest,
+        "effect_conflict_domain": request.effect_conflict_domain,
+        "mutation_kind": request.mutation_kind,
+        "generation_end": request.generation.scheduled_interval_end_utc,
+        "correction_revision": request.generation.correction_revision,
+        "scope_from": child.scope_from, "scope_to": child.scope_to, "first_row": child.first_row,
+        "row_count": child.row_count, "payload_key": child.payload_key,
+        "payload_digest": child.payload_digest,
+        "payload_document_key": child.payload_document_key, "wire_bytes": child.wire_bytes,
+        "state_name": contract.initial, "journal_epoch": epoch,
+        **axis_values(contract.initial_tuple),
+    }
+
+
+def _insert_parent(tx: Tx, request: ParentAdmission, parent_id: str) -> None:
+    tenancy = request.tenancy
+    tx.run("insert_parent", parent_id=parent_id, operation_namespace=tenancy.operation_namespace,
+           tenant_id=tenancy.tenant_id, logical_route_id=request.logical_route_id,
+           plan_digest=request.plan_digest, parent_plan_digest=request.parent_plan_digest,
+           frozen_parent_digest=request.frozen_parent_digest,
+           profile_contract_digest=request.profile_contract_digest,
+           effect_conflict_domain=request.effect_conflict_domain,
+           mutation_kind=request.mutation_kind,
+           generation_end=request.generation.scheduled_interval_end_utc,
+           correction_revision=request.generation.correction_revision,
+           boundary_from=request.boundary_from, boundary_to=request.boundary_to,
+           max_remote_jobs=request.max_remote_jobs, child_count=len(request.children))
+
+
+def admit(tx: Tx, contract: StateContract, request: ParentAdmission) -> AdmissionResult:
+    parent_id = parent_operation_id(request.tenancy.operation_namespace,
+                                    request.parent_plan_digest)
+    epoch, _gate = environment(tx)
+    resumed = _resume_or_conflict(tx, request, parent_id)
+    if resumed is not None:
+        return AdmissionResult(parent=load(tx, resumed), resumed=True)
+    rows, marks = fence_inputs(tx, request.effect_conflict_domain, request.boundary_from,
+                               request.boundary_to)
+    generation = (request.generation.scheduled_interval_end_utc,
+                  request.generation.correction_revision)
+    for child in request.children:
+        refusal = admission_refusal(
+            Candidate(parent_id=parent_id, delivery_key=child.delivery_key,
+                      mutation_kind=request.mutation_kind, generation=generation,
+                      scope=Scope(child.scope_from, child.scope_to)), rows, marks)
+        if refusal is not None:
+            raise refusal
+    _insert_parent(tx, request, parent_id)
+    for child in request.children:
+        params = _child_params(request, parent_id, child, epoch, contract)
+        tx.run("insert_child", **params)
+        row = tx.one("get_child", operation_id=params["operation_id"])
+        if row is None:
+            raise DponeError(code="journal.unavailable", message="an admitted child vanished")
+        audit(tx, row, actor=ADMISSION_ACTOR, transition_id="admitted", from_state=None,
+              to_state=contract.initial, revision=0,
+              digests={"parent_plan_digest": request.parent_plan_digest,
+                       "mutation_intent_digest": child.mutation_intent_digest,
+                       "payload_digest": child.payload_digest})
+        decision = guarded(contract, row, "planned_seal", expected_revision=0,
+                           lease_kind="mutation", lease_epoch=epoch, current_epoch=epoch,
+                           evidence=_SEALED)
+        apply_decision(tx, contract, row, decision, expected_revision=0, epoch=epoch,
+                       actor=ADMISSION_ACTOR)
+    return AdmissionResult(parent=load(tx, parent_id), resumed=False)
+
+
+def load(tx: Tx, parent_id: str) -> ParentOperation:
+    row = require_parent(tx, parent_id)
+    return parent_model(row, tx.all("children_of_parent", parent_id=parent_id))

@@ -1,0 +1,226 @@
+"""The database file, transactions, migrations and the driver-error edge of the SQLite journal.
+
+Every journal call runs one function inside one transaction (``run_transaction``). A writing
+transaction starts with ``BEGIN IMMEDIATE``: it takes the database write lock up front, so one
+writer at a time linearizes admission and the pre-submit critical transaction (the SQLite form
+of the PostgreSQL effect-domain row lock). ``SQLITE_BUSY`` re-runs the whole transaction a
+bounded number of times with backoff and then becomes ``journal.unavailable``; every other
+driver error is translated here into a catalog ``DponeError`` raised ``from`` the original, so
+nothing above this module sees a sqlite3 exception.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from dpone.contracts._errors import DponeError
+from dpone.journal._sql import migrations, query
+from dpone.journal.sqlite._rows import moment_text, parse_moment
+
+DIALECT = "sqlite"
+MAX_TRANSACTION_RUNS = 6
+BUSY_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
+
+_T = TypeVar("_T")
+
+_CONSTRAINT_CODES = {
+    "rest_delivery_child.operation_namespace, rest_delivery_child.delivery_key":
+        "REST_DELIVERY_INTENT_CONFLICT",
+    "rest_delivery_parent.operation_namespace, rest_delivery_parent.parent_plan_digest":
+        "REST_DELIVERY_INTENT_CONFLICT",
+    "rest_delivery_attempt.operation_id, rest_delivery_attempt.attempt_ordinal":
+        "journal.revision_conflict",
+    "rest_delivery_attempt.attempt_id": "journal.revision_conflict",
+    "rest_delivery_capacity_reservation.attempt_id": "journal.revision_conflict",
+    "rest_delivery_capacity_reservation.effect_conflict_domain, "
+    "rest_delivery_capacity_reservation.slot": "journal.capacity_exhausted",
+    "rest_delivery_watermark_no_overlap": "journal.revision_conflict",
+}
+
+
+def _bind(value: Any) -> Any:
+    """Python values as stored: dates and timestamps as ISO text, mappings as JSON text."""
+    if isinstance(value, dt.datetime):
+        return moment_text(value)
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, Mapping | list | tuple):
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return value
+
+
+class Tx:
+    """One open transaction: named queries with parameters, rows as dicts."""
+
+    def __init__(self, conn: sqlite3.Connection, environment_id: str) -> None:
+        self.conn = conn
+        self.environment_id = environment_id
+
+    def _execute(self, name: str, params: Mapping[str, Any]) -> sqlite3.Cursor:
+        bound = {key: _bind(value) for key, value in params.items()}
+        bound.setdefault("environment_id", self.environment_id)
+        return self.conn.execute(query(DIALECT, name), bound)
+
+    def one(self, name: str, /, **params: Any) -> dict[str, Any] | None:
+        cursor = self._execute(name, params)
+        row = cursor.fetchone()
+        cursor.fetchall()  # finish a RETURNING statement so its effect is complete
+        return dict(row) if row is not None else None
+
+    def all(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
+        return [dict(row) for row in self._execute(name, params).fetchall()]
+
+    def run(self, name: str, /, **params: Any) -> int:
+        return self._execute(name, params).rowcount
+
+    def now(self) -> dt.datetime:
+        """The database clock (never the worker clock)."""
+        row = self.one("clock_now")
+        if row is None:
+            raise DponeError(code="journal.unavailable", message="the database clock is missing")
+        return parse_moment(row["now"])
+
+
+class Database:
+    """One lazily opened connection to the journal file, lent to one caller at a time."""
+
+    def __init__(self, path: Path, busy_timeout_seconds: float) -> None:
+        self.path = path
+        self.busy_timeout_seconds = busy_timeout_seconds
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=self.busy_timeout_seconds,
+                               isolation_level=None, check_same_thread=False)
+        try:
+            conn.row_factory = sqlite3.Row
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise DponeError(code="journal.unavailable",
+                                 message=f"the SQLite journal {self.path} cannot use WAL mode "
+                                 f"(journal_mode={mode}); use a file on a local disk")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA foreign_keys=ON")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    @contextmanager
+    def connection(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if self._conn is None:
+                self._conn = self._open()
+            yield self._conn
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+def is_busy(error: sqlite3.Error) -> bool:
+    code = getattr(error, "sqlite_errorcode", None)
+    return code is not None and (code & 0xFF) in BUSY_CODES
+
+
+def translate(error: sqlite3.Error) -> DponeError:
+    """The catalog error for a driver error (by result code and constraint)."""
+    name = getattr(error, "sqlite_errorname", None)
+    text = str(error)
+    detail = {"sqlite_error": name, "message": text}
+    if isinstance(error, sqlite3.IntegrityError):
+        constraint = text.split(": ", 1)[-1]
+        code = _CONSTRAINT_CODES.get(constraint, "journal.illegal_transition")
+        return DponeError(code=code, message=f"the journal refused the write ({constraint})",
+                          details=detail)
+    if is_busy(error):
+        return DponeError(code="journal.unavailable", details=detail,
+                          message="the SQLite journal stayed locked by another writer")
+    if "no such table" in text:
+        return DponeError(code="journal.unavailable", details=detail,
+                          message="the journal schema is missing: apply the migrations")
+    return DponeError(code="journal.unavailable", details=detail,
+                      message=f"the journal database is unavailable ({type(error).__name__})")
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+
+
+def run_transaction(db: Database, environment_id: str, work: Callable[[Tx], _T], *,
+                    write: bool) -> _T:
+    """Run ``work`` in one transaction; re-run it while another writer keeps the file busy."""
+    for run in range(MAX_TRANSACTION_RUNS):
+        try:
+            with db.connection() as conn:
+                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN DEFERRED")
+                try:
+                    result = work(Tx(conn, environment_id))
+                    conn.execute("COMMIT")
+                except BaseException:
+                    _rollback(conn)
+                    raise
+                return result
+        except sqlite3.Error as error:
+            if is_busy(error) and run + 1 < MAX_TRANSACTION_RUNS:
+                time.sleep(random.uniform(0, 0.01 * 2 ** run))
+                continue
+            raise translate(error) from error
+    raise DponeError(code="journal.unavailable",
+                     message="the SQLite journal stayed locked by another writer")
+
+
+def _statements(text: str) -> Iterator[str]:
+    """The complete statements of a migration (triggers keep their inner semicolons)."""
+    buffer: list[str] = []
+    for line in text.splitlines(keepends=True):
+        buffer.append(line)
+        candidate = "".join(buffer)
+        if sqlite3.complete_statement(candidate):
+            yield candidate
+            buffer = []
+    rest = "".join(buffer).strip()
+    if rest and not all(line.strip().startswith("--") or not line.strip()
+                        for line in rest.splitlines()):
+        raise DponeError(code="journal.unavailable",
+                         message="a migration ends with an incomplete statement")
+
+
+def apply_migrations(db: Database) -> tuple[int, ...]:
+    """Apply the numbered migrations not yet recorded; refuse a changed checksum."""
+
+    def work(tx: Tx) -> tuple[int, ...]:
+        tx.run("migration_table")
+        applied = {row["version"]: row for row in tx.all("migration_applied")}
+        done: list[int] = []
+        for migration in migrations(DIALECT):
+            recorded = applied.get(migration.version)
+            if recorded is not None:
+                if recorded["checksum"] != migration.checksum:
+                    raise DponeError(
+                        code="journal.unavailable",
+                        message=f"migration {migration.version:04d}_{migration.name} differs "
+                        "from the one applied to this journal; migrations are never edited",
+                        details={"applied": recorded["checksum"], "shipped": migration.checksum})
+                continue
+            for statement in _statements(migration.text):
+                tx.conn.execute(statement)
+            tx.run("migration_record", version=migration.version, name=migration.name,
+                   checksum=migration.checksum)
+            done.append(migration.version)
+        return tuple(done)
+
+    return run_transaction(db, "", work, write=True)

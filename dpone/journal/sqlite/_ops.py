@@ -1,0 +1,103 @@
+"""Steps shared by the journal's transactions: environment, leases, fence inputs, CAS, audit.
+
+There is no effect-domain lock step: the transaction already holds the database write lock
+(``BEGIN IMMEDIATE``), which serializes every writer of every domain.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any
+
+from dpone.contracts._errors import DponeError
+from dpone.contracts.journal import Lease
+from dpone.contracts.state import StateContract, TransitionDecision
+from dpone.journal._core import axis_values
+from dpone.journal._fence import FenceRow, Interval
+from dpone.journal.sqlite._connection import Tx
+from dpone.journal.sqlite._rows import fence_row, interval
+
+
+def environment(tx: Tx) -> tuple[int, str]:
+    """(journal_epoch, mutation_gate) of this journal's environment (created OPEN at epoch 0)."""
+    tx.run("ensure_environment")
+    row = tx.one("get_environment")
+    if row is None:
+        raise DponeError(code="journal.unavailable", message="the environment row is missing")
+    return int(row["journal_epoch"]), str(row["mutation_gate"])
+
+
+def live_lease(tx: Tx, lease: Lease) -> dict[str, Any]:
+    """The stored lease if ``lease`` still holds it by the database clock, else lease_lost."""
+    row = tx.one("check_lease", operation_id=lease.operation_id, kind=lease.kind)
+    if (row is None or row["holder"] != lease.holder or int(row["token"]) != lease.token
+            or not row["live"]):
+        raise DponeError(code="journal.lease_lost", operation_id=lease.operation_id,
+                         message=f"the {lease.kind} lease (token {lease.token}) of "
+                         f"{lease.holder!r} expired or was taken over")
+    return row
+
+
+def require_child(tx: Tx, operation_id: str) -> dict[str, Any]:
+    row = tx.one("get_child", operation_id=operation_id)
+    if row is None:
+        raise DponeError(code="journal.not_found", operation_id=operation_id,
+                         message=f"no child operation {operation_id} in this environment")
+    return row
+
+
+def require_parent(tx: Tx, parent_id: str) -> dict[str, Any]:
+    row = tx.one("get_parent", parent_id=parent_id)
+    if row is None:
+        raise DponeError(code="journal.not_found", operation_id=parent_id,
+                         message=f"no parent operation {parent_id} in this environment")
+    return row
+
+
+def fence_inputs(tx: Tx, domain: str, lo: dt.date,
+                 hi: dt.date) -> tuple[list[FenceRow], list[Interval]]:
+    """Admitted children and watermarks of ``domain`` overlapping ``[lo, hi)``."""
+    rows = [fence_row(row) for row in tx.all("overlapping_children", domain=domain, lo=lo, hi=hi)]
+    marks = [interval(row) for row in tx.all("overlapping_watermarks", domain=domain, lo=lo, hi=hi)]
+    return rows, marks
+
+
+def audit(tx: Tx, row: Mapping[str, Any], *, actor: str, transition_id: str,
+          from_state: str | None, to_state: str | None, revision: int | None,
+          reconciliation_id: str | None = None, evidence_digest: str | None = None,
+          digests: Mapping[str, Any] | None = None) -> None:
+    tx.run("insert_audit", operation_namespace=row.get("operation_namespace"),
+           tenant_id=row.get("tenant_id"), actor=actor,
+           operation_id=row.get("operation_id") or row.get("parent_id"),
+           transition_id=transition_id, from_state=from_state, to_state=to_state,
+           revision=revision, reconciliation_id=reconciliation_id,
+           evidence_digest=evidence_digest, digests=dict(digests or {}))
+
+
+def apply_decision(tx: Tx, contract: StateContract, row: Mapping[str, Any],
+                   decision: TransitionDecision, *, expected_revision: int, epoch: int,
+                   actor: str, receipt: Mapping[str, Any] | None = None,
+                   next_check_after: dt.datetime | None = None, error_code: str | None = None,
+                   reconciliation_id: str | None = None,
+                   evidence_digest: str | None = None) -> dict[str, Any]:
+    """The guarded CAS update for an admitted decision; zero rows is a revision conflict."""
+    target_name = contract.name_of(decision.target)
+    updated = tx.one(
+        "cas_child", operation_id=row["operation_id"], expected_revision=expected_revision,
+        state_name=target_name, journal_epoch=epoch,
+        attempt_step=1 if "attempt_ordinal" in decision.advances else 0,
+        observation_step=1 if "observation_ordinal" in decision.advances else 0,
+        receipt=dict(receipt) if receipt is not None else None,
+        next_check_after=next_check_after, error_code=error_code,
+        **axis_values(decision.target))
+    if updated is None:
+        raise DponeError(code="journal.revision_conflict", operation_id=row["operation_id"],
+                         message=f"{decision.transition_id}: revision {expected_revision} is "
+                         "no longer current; reread the operation")
+    audit(tx, updated, actor=actor, transition_id=decision.transition_id,
+          from_state=str(row["state_name"]), to_state=target_name,
+          revision=int(updated["revision"]), reconciliation_id=reconciliation_id,
+          evidence_digest=evidence_digest,
+          digests={"mutation_intent_digest": row["mutation_intent_digest"]})
+    return updated

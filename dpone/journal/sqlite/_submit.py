@@ -1,0 +1,187 @@
+"""The pre-submit sequence: plan the attempt, then the one critical SUBMITTING transaction.
+
+``plan_attempt`` assigns the next attempt ordinal, the deterministic attempt id and the
+MAY_ATTEMPT marker document (its creation time read from the database clock). The caller
+publishes the marker create-if-absent and then calls ``enter_submitting``, which in one
+``BEGIN IMMEDIATE`` transaction rechecks the mutation gate and epoch, rechecks the overlap
+fence, reserves one remote-job slot (never more than ``max_remote_jobs``), appends the attempt
+bound to the marker digest and CAS-es the child to SUBMITTING. Reservations are repaired by
+attempt id.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dpone.contracts._errors import DponeError
+from dpone.contracts.journal import AttemptPlan, ChildOperation, Lease
+from dpone.contracts.state import Evidence, StateContract, TriggerKind
+from dpone.journal._core import (
+    SUBMIT_TRANSITIONS,
+    attempt_id,
+    check_lease_identity,
+    guarded,
+    marker_digest,
+    marker_document,
+    marker_key,
+)
+from dpone.journal._fence import Candidate, submit_refusal
+from dpone.journal.sqlite._connection import Tx
+from dpone.journal.sqlite._ops import (
+    apply_decision,
+    audit,
+    environment,
+    fence_inputs,
+    live_lease,
+    require_child,
+    require_parent,
+)
+from dpone.journal.sqlite._rows import child_model, generation_key, optional_moment, scope
+
+HOLDING_EXECUTION = frozenset({"SUBMITTING", "ACCEPTED", "WAITING", "VERIFYING"})
+
+
+def _submittable(row: dict[str, Any], expected_revision: int) -> str:
+    transition_id = SUBMIT_TRANSITIONS.get(str(row["state_name"]))
+    if transition_id is not None:
+        return transition_id
+    code = ("journal.revision_conflict" if int(row["revision"]) != expected_revision
+            else "journal.illegal_transition")
+    raise DponeError(code=code, operation_id=row["operation_id"],
+                     message=f"{row['state_name']} at revision {row['revision']} cannot enter "
+                     "SUBMITTING; a takeover after SUBMITTING is observation or reconciliation only")
+
+
+def plan_attempt(tx: Tx, operation_id: str, lease: Lease) -> AttemptPlan:
+    check_lease_identity(lease, operation_id, {"mutation"})
+    live_lease(tx, lease)
+    row = require_child(tx, operation_id)
+    _submittable(row, int(row["revision"]))
+    epoch, _gate = environment(tx)
+    parent = require_parent(tx, row["parent_id"])
+    ordinal = int(row["attempt_ordinal"]) + 1
+    namespace = row["operation_namespace"]
+    end, correction = generation_key(row)
+    marker = marker_document(
+        operation_namespace=namespace, tenant_id=row["tenant_id"],
+        environment_id=row["environment_id"], parent_id=row["parent_id"],
+        parent_plan_digest=parent["parent_plan_digest"], operation_id=operation_id,
+        ordinal=int(row["ordinal"]), delivery_key=row["delivery_key"],
+        receiver_mutation_key=row["receiver_mutation_key"],
+        mutation_intent_digest=row["mutation_intent_digest"],
+        generation_end=end, correction_revision=correction,
+        attempt_ordinal=ordinal, expected_revision=int(row["revision"]), journal_epoch=epoch,
+        created_at=tx.now())
+    return AttemptPlan(operation_id=operation_id, attempt_ordinal=ordinal,
+                       attempt_id=attempt_id(namespace, operation_id, ordinal),
+                       marker_key=marker_key(namespace, operation_id, ordinal), marker=marker)
+
+
+def _check_binding(row: dict[str, Any], attempt: AttemptPlan, digest: str,
+                   expected_revision: int) -> int:
+    """The marker must be this attempt's, for this revision, and ``digest`` its exact bytes."""
+    namespace, operation_id = row["operation_namespace"], row["operation_id"]
+    if attempt.attempt_ordinal != int(row["attempt_ordinal"]) + 1:
+        raise DponeError(code="journal.revision_conflict", operation_id=operation_id,
+                         message=f"attempt {attempt.attempt_ordinal} is not the next attempt")
+    marker = attempt.marker
+    expected = {
+        "attempt_id": attempt_id(namespace, operation_id, attempt.attempt_ordinal),
+        "operation_id": operation_id, "attempt_ordinal": attempt.attempt_ordinal,
+        "expected_journal_revision": expected_revision,
+        "mutation_intent_digest": row["mutation_intent_digest"],
+        "operation_namespace": namespace,
+    }
+    mismatched = sorted(key for key, value in expected.items() if marker.get(key) != value)
+    if (mismatched or attempt.attempt_id != expected["attempt_id"]
+            or attempt.marker_key != marker_key(namespace, operation_id, attempt.attempt_ordinal)):
+        raise DponeError(code="journal.illegal_transition", operation_id=operation_id,
+                         message="the MAY_ATTEMPT marker does not bind this attempt",
+                         details={"mismatched": mismatched})
+    if marker_digest(marker) != digest:
+        raise DponeError(code="journal.illegal_transition", operation_id=operation_id,
+                         message="the marker digest is not the digest of the marker document")
+    return int(marker.get("journal_epoch", -1))
+
+
+def _reserve(tx: Tx, row: dict[str, Any], attempt: AttemptPlan) -> None:
+    """Take the lowest free remote-job slot of the domain, or refuse: capacity exhausted."""
+    domain = row["effect_conflict_domain"]
+    limit = int(require_parent(tx, row["parent_id"])["max_remote_jobs"])
+    taken = {int(r["slot"]) for r in tx.all("active_slots", domain=domain)}
+    free = [slot for slot in range(1, limit + 1) if slot not in taken]
+    if not free:
+        raise DponeError(code="journal.capacity_exhausted", operation_id=row["operation_id"],
+                         message=f"all {limit} remote-job slots of the effect domain are held")
+    tx.run("reserve_slot", attempt_id=attempt.attempt_id, operation_id=row["operation_id"],
+           domain=domain, slot=free[0])
+
+
+def enter_submitting(tx: Tx, contract: StateContract, attempt: AttemptPlan, digest: str,
+                     lease: Lease, expected_revision: int) -> ChildOperation:
+    check_lease_identity(lease, attempt.operation_id, {"mutation"})
+    lease_epoch = int(live_lease(tx, lease)["journal_epoch"])
+    epoch, gate = environment(tx)
+    if gate != "OPEN":
+        raise DponeError(code="REST_DELIVERY_JOURNAL_EPOCH_BLOCKED", operation_id=attempt.operation_id,
+                         message="the environment mutation gate is BLOCKED; observation and "
+                         "reconciliation remain available")
+    row = require_child(tx, attempt.operation_id)
+    transition_id = _submittable(row, expected_revision)
+    if int(row["revision"]) != expected_revision:
+        raise DponeError(code="journal.revision_conflict", operation_id=row["operation_id"],
+                         message=f"expected revision {expected_revision}, the journal holds "
+                         f"{row['revision']}")
+    marker_epoch = _check_binding(row, attempt, digest, expected_revision)
+    for label, granted in (("lease", lease_epoch), ("marker", marker_epoch)):
+        if granted != epoch:
+            raise DponeError(code="journal.revision_conflict", operation_id=row["operation_id"],
+                             message=f"the {label} belongs to journal epoch {granted}; the "
+                             f"current epoch is {epoch}")
+    facts = {"may_attempt_marker_durable", "capacity_reserved", "mutation_gate_open"}
+    kind, name = TriggerKind.INTERNAL, "MAY_ATTEMPT_MARKER_BOUND"
+    if transition_id == "retry_wait_due":
+        kind, name = TriggerKind.TIMER, "RETRY_DELAY_ELAPSED"
+        facts.add("retry_budget_remaining")
+        due = optional_moment(row["next_check_after"])
+        if due is None or due <= tx.now():
+            facts.add("retry_delay_elapsed")
+    decision = guarded(contract, row, transition_id, expected_revision=expected_revision,
+                       lease_kind="mutation", lease_epoch=marker_epoch, current_epoch=epoch,
+                       evidence=Evidence(kind=kind, name=name, facts=frozenset(facts)))
+    bounds = scope(row)
+    rows, marks = fence_inputs(tx, row["effect_conflict_domain"], bounds.lo, bounds.hi)
+    refusal = submit_refusal(Candidate(
+        parent_id=row["parent_id"], delivery_key=row["delivery_key"],
+        mutation_kind=row["mutation_kind"], generation=generation_key(row),
+        scope=bounds, operation_id=row["operation_id"]), rows, marks)
+    if refusal is not None:
+        raise refusal
+    _reserve(tx, row, attempt)
+    tx.run("insert_attempt", attempt_id=attempt.attempt_id, operation_id=row["operation_id"],
+           attempt_ordinal=attempt.attempt_ordinal, marker_key=attempt.marker_key,
+           marker_digest=digest, expected_revision=expected_revision, journal_epoch=epoch,
+           lease_holder=lease.holder, lease_token=lease.token)
+    updated = apply_decision(tx, contract, row, decision, expected_revision=expected_revision,
+                             epoch=epoch, actor=lease.holder)
+    return child_model(updated)
+
+
+def repair_reservation(tx: Tx, attempt_id_: str, actor: str) -> bool:
+    """Release the reservation of ``attempt_id_`` when no live attempt holds it any more."""
+    row = tx.one("get_reservation", attempt_id=attempt_id_)
+    if row is None:
+        raise DponeError(code="journal.not_found",
+                         message=f"no capacity reservation for attempt {attempt_id_}")
+    if row["released_at"] is not None:
+        return False
+    holds = (row["attempt_ordinal"] is not None
+             and row["attempt_ordinal"] == row["current_attempt"]
+             and (row["execution_state"] in HOLDING_EXECUTION or row["remote_effect"] == "UNKNOWN"))
+    if holds:
+        return False
+    tx.run("release_reservation", attempt_id=attempt_id_, reason="repair_orphan")
+    audit(tx, {"operation_id": row["operation_id"]}, actor=actor,
+          transition_id="capacity_repair", from_state=None, to_state=None, revision=None,
+          digests={"attempt_id": attempt_id_})
+    return True

@@ -1,0 +1,106 @@
+"""Races between separate processes (spawned, never forked) over one SQLite journal file.
+
+``BEGIN IMMEDIATE`` admits one writer at a time, so every race below is linearized by the
+database write lock: one topology, one CAS winner, never more reservations than slots.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import _sqlite_race_worker as worker
+import pytest
+from _journal_support import ENVIRONMENT, admission
+
+from dpone.contracts.journal import TransitionRequest
+from dpone.journal.sqlite import SqliteJournal
+
+RACERS = 8
+pytestmark = pytest.mark.slow
+
+
+def _race(target: Callable[..., None], racers: int,
+          per_racer: Callable[[int], tuple[Any, ...]]) -> list[Any]:
+    context = multiprocessing.get_context("spawn")
+    start = context.Barrier(racers)
+    results = context.Queue()
+    processes = [context.Process(target=target, args=(*per_racer(i), start, results, i))
+                 for i in range(racers)]
+    for process in processes:
+        process.start()
+    outcomes = [results.get(timeout=120) for _ in processes]
+    for process in processes:
+        process.join(timeout=60)
+        assert process.exitcode == 0
+    return sorted(outcomes)
+
+
+@pytest.fixture
+def lite(journal_path: Path) -> Iterator[SqliteJournal]:
+    journal = SqliteJournal(journal_path, environment_id=ENVIRONMENT)
+    yield journal
+    journal.close()
+
+
+def test_two_processes_admitting_one_parent_create_one_topology(
+        journal_path: Path, lite: SqliteJournal) -> None:
+    request = admission([(0, 10), (10, 20), (20, 31)])
+    outcomes = _race(worker.admit, 2, lambda _i: (journal_path, request))
+    assert all(status == "ok" for _i, status, _value in outcomes)
+    assert sorted(value[0] for _i, _s, value in outcomes) == [False, True]
+    assert len({value[1] for _i, _s, value in outcomes}) == 1
+    parent = lite.find_parent(request.tenancy, request.parent_plan_digest)
+    assert parent is not None
+    assert [c.revision for c in parent.children] == [1, 1, 1]
+
+
+def test_eight_processes_admitting_one_parent_create_one_topology(
+        journal_path: Path, lite: SqliteJournal) -> None:
+    request = admission([(0, 10), (10, 20)])
+    outcomes = _race(worker.admit, RACERS, lambda _i: (journal_path, request))
+    assert sorted(value[0] for _i, status, value in outcomes if status == "ok") == (
+        [False] + [True] * (RACERS - 1))
+    parent = lite.find_parent(request.tenancy, request.parent_plan_digest)
+    assert parent is not None
+    assert len(parent.children) == 2
+
+
+def test_racing_cas_updates_have_exactly_one_winner(journal_path: Path,
+                                                    lite: SqliteJournal) -> None:
+    child = lite.admit_parent(admission([(0, 10)])).parent.children[0]
+    lease = lite.acquire_lease(child.operation_id, "mutation", "worker-1", 120)
+    request = TransitionRequest(operation_id=child.operation_id,
+                                transition_id="sealed_pre_submit_fence_refused",
+                                expected_revision=child.revision, evidence_kind="admission",
+                                evidence_name="PRE_SUBMIT_FENCE_REFUSED",
+                                facts=("no_request_sent",))
+    outcomes = _race(worker.cas, RACERS, lambda _i: (journal_path, request, lease))
+    statuses = [(status, value) for _i, status, value in outcomes]
+    assert statuses.count(("ok", child.revision + 1)) == 1
+    assert statuses.count(("error", "journal.revision_conflict")) == RACERS - 1
+    assert lite.get_child(child.operation_id).revision == child.revision + 1
+
+
+def test_capacity_is_never_exceeded_by_racing_submits(journal_path: Path,
+                                                      lite: SqliteJournal) -> None:
+    scopes = [(n * 3, n * 3 + 3) for n in range(RACERS)]
+    parent = lite.admit_parent(admission(scopes, max_remote_jobs=2)).parent
+    prepared = []
+    for child in parent.children:
+        lease = lite.acquire_lease(child.operation_id, "mutation", f"worker-{child.ordinal}", 120)
+        prepared.append((lite.plan_attempt(child.operation_id, lease), lease, child.revision))
+    outcomes = _race(worker.enter, RACERS, lambda i: (journal_path, *prepared[i]))
+    statuses = [(status, value) for _i, status, value in outcomes]
+    assert statuses.count(("ok", "submitting")) == 2
+    assert statuses.count(("error", "journal.capacity_exhausted")) == RACERS - 2
+    states = [lite.get_child(c.operation_id).state_name for c in parent.children]
+    assert states.count("submitting") == 2
+
+
+def test_racing_migrations_of_a_new_file_apply_once(tmp_path: Path) -> None:
+    path = tmp_path / "fresh.sqlite3"
+    outcomes = _race(worker.migrate, 2, lambda _i: (path,))
+    assert sorted(value for _i, _status, value in outcomes) == [(), (1,)]
