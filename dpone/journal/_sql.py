@@ -10,11 +10,15 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.resources import files
-from typing import LiteralString
+from typing import TYPE_CHECKING, LiteralString
 
 from dpone.contracts._errors import DponeError
+
+if TYPE_CHECKING:
+    from dpone.journal._unit import UnitOfWork
 
 _NAME = re.compile(r"^--\s*name:\s*([a-z_][a-z0-9_]*)\s*$")
 _MIGRATION = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
@@ -75,3 +79,29 @@ def migrations(dialect: str) -> tuple[Migration, ...]:
         raise DponeError(code="journal.unavailable",
                          message=f"{dialect} migrations are not numbered 0001..{len(found):04d}")
     return tuple(found)
+
+
+def apply_pending(tx: UnitOfWork, dialect: str,
+                  execute: Callable[[Migration], None]) -> tuple[int, ...]:
+    """Apply the migrations of ``dialect`` not yet recorded; refuse a changed checksum.
+
+    The dialect has created the migrations table (and taken its migration lock) in ``tx``;
+    ``execute`` runs one migration's text with the dialect's driver.
+    """
+    applied = {row["version"]: row for row in tx.all("migration_applied")}
+    done: list[int] = []
+    for migration in migrations(dialect):
+        recorded = applied.get(migration.version)
+        if recorded is not None:
+            if recorded["checksum"] != migration.checksum:
+                raise DponeError(
+                    code="journal.unavailable",
+                    message=f"migration {migration.version:04d}_{migration.name} differs "
+                    "from the one applied to this journal; migrations are never edited",
+                    details={"applied": recorded["checksum"], "shipped": migration.checksum})
+            continue
+        execute(migration)
+        tx.run("migration_record", version=migration.version, name=migration.name,
+               checksum=migration.checksum)
+        done.append(migration.version)
+    return tuple(done)

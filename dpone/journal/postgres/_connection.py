@@ -8,18 +8,23 @@ raised ``from`` the original, so nothing above this module sees a psycopg except
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol, TypeVar
 
 import psycopg
 from psycopg.rows import DictRow, dict_row
+from psycopg.types.json import Jsonb
 
 from dpone.contracts._errors import DponeError
-from dpone.journal._sql import migrations, query
+from dpone.journal._rows_common import RowCodec
+from dpone.journal._sql import Migration, apply_pending, query
+from dpone.journal._steps import database_now
+from dpone.journal.postgres._rows import CODEC
 
 DIALECT = "postgres"
 RETRYABLE_SQLSTATES = frozenset({"40001", "40P01"})
@@ -73,15 +78,23 @@ class OwnConnection:
                 self._conn = None
 
 
+def _bind(value: Any) -> Any:
+    """Python values as psycopg binds them: mappings as ``jsonb``."""
+    return Jsonb(dict(value)) if isinstance(value, Mapping) else value
+
+
 class Tx:
-    """One open transaction: named queries with parameters, rows as dicts."""
+    """One open transaction (the dialect's ``UnitOfWork``): named queries, rows as dicts."""
+
+    codec: RowCodec = CODEC
 
     def __init__(self, cursor: psycopg.Cursor[DictRow], environment_id: str) -> None:
         self.cursor = cursor
         self.environment_id = environment_id
 
     def _execute(self, name: str, params: Mapping[str, Any]) -> None:
-        bound = {"environment_id": self.environment_id, **params}
+        bound = {"environment_id": self.environment_id,
+                 **{key: _bind(value) for key, value in params.items()}}
         self.cursor.execute(query(DIALECT, name), bound)
 
     def one(self, name: str, /, **params: Any) -> dict[str, Any] | None:
@@ -100,9 +113,16 @@ class Tx:
         """A parameterless statement (SET LOCAL, DDL)."""
         self.cursor.execute(query(DIALECT, name))
 
-    def now(self) -> Any:
-        row = self.one("clock_now")
-        return row["now"] if row else None
+    def now(self) -> dt.datetime:
+        """The database clock (never the worker clock)."""
+        return database_now(self)
+
+    def lock_domains(self, domains: Iterable[str]) -> bool:
+        """Create and lock the effect-domain lock rows, always in canonical (sorted) order."""
+        for domain in sorted(set(domains)):
+            self.run("create_domain_lock", domain=domain)
+            self.one("lock_domain", domain=domain)
+        return True
 
 
 def durability_gate(tx: Tx) -> None:
@@ -172,22 +192,10 @@ def apply_migrations(source: ConnectionSource) -> tuple[int, ...]:
     def work(tx: Tx) -> tuple[int, ...]:
         tx.one("migration_lock")
         tx.statement("migration_table")
-        applied = {row["version"]: row for row in tx.all("migration_applied")}
-        done: list[int] = []
-        for migration in migrations(DIALECT):
-            recorded = applied.get(migration.version)
-            if recorded is not None:
-                if recorded["checksum"] != migration.checksum:
-                    raise DponeError(
-                        code="journal.unavailable",
-                        message=f"migration {migration.version:04d}_{migration.name} differs "
-                        "from the one applied to this journal; migrations are never edited",
-                        details={"applied": recorded["checksum"], "shipped": migration.checksum})
-                continue
+
+        def execute(migration: Migration) -> None:
             tx.cursor.execute(migration.text)
-            tx.run("migration_record", version=migration.version, name=migration.name,
-                   checksum=migration.checksum)
-            done.append(migration.version)
-        return tuple(done)
+
+        return apply_pending(tx, DIALECT, execute)
 
     return run_transaction(source, "", work)

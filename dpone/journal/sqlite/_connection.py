@@ -17,14 +17,16 @@ import random
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
 from dpone.contracts._errors import DponeError
-from dpone.journal._sql import migrations, query
-from dpone.journal.sqlite._rows import moment_text, parse_moment
+from dpone.journal._rows_common import RowCodec
+from dpone.journal._sql import Migration, apply_pending, query
+from dpone.journal._steps import database_now
+from dpone.journal.sqlite._rows import CODEC, moment_text
 
 DIALECT = "sqlite"
 MAX_TRANSACTION_RUNS = 6
@@ -59,7 +61,9 @@ def _bind(value: Any) -> Any:
 
 
 class Tx:
-    """One open transaction: named queries with parameters, rows as dicts."""
+    """One open transaction (the dialect's ``UnitOfWork``): named queries, rows as dicts."""
+
+    codec: RowCodec = CODEC
 
     def __init__(self, conn: sqlite3.Connection, environment_id: str) -> None:
         self.conn = conn
@@ -84,10 +88,11 @@ class Tx:
 
     def now(self) -> dt.datetime:
         """The database clock (never the worker clock)."""
-        row = self.one("clock_now")
-        if row is None:
-            raise DponeError(code="journal.unavailable", message="the database clock is missing")
-        return parse_moment(row["now"])
+        return database_now(self)
+
+    def lock_domains(self, domains: Iterable[str]) -> bool:
+        """Nothing to take: ``BEGIN IMMEDIATE`` already serializes every writer of every domain."""
+        return False
 
 
 class Database:
@@ -204,23 +209,11 @@ def apply_migrations(db: Database) -> tuple[int, ...]:
 
     def work(tx: Tx) -> tuple[int, ...]:
         tx.run("migration_table")
-        applied = {row["version"]: row for row in tx.all("migration_applied")}
-        done: list[int] = []
-        for migration in migrations(DIALECT):
-            recorded = applied.get(migration.version)
-            if recorded is not None:
-                if recorded["checksum"] != migration.checksum:
-                    raise DponeError(
-                        code="journal.unavailable",
-                        message=f"migration {migration.version:04d}_{migration.name} differs "
-                        "from the one applied to this journal; migrations are never edited",
-                        details={"applied": recorded["checksum"], "shipped": migration.checksum})
-                continue
+
+        def execute(migration: Migration) -> None:
             for statement in _statements(migration.text):
                 tx.conn.execute(statement)
-            tx.run("migration_record", version=migration.version, name=migration.name,
-                   checksum=migration.checksum)
-            done.append(migration.version)
-        return tuple(done)
+
+        return apply_pending(tx, DIALECT, execute)
 
     return run_transaction(db, "", work, write=True)

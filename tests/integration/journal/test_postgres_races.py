@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import secrets
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -21,18 +20,7 @@ RACERS = 8
 
 
 def _race(target: Callable[..., None], per_racer: Callable[[int], tuple[Any, ...]]) -> list[Any]:
-    context = multiprocessing.get_context("spawn")
-    start = context.Barrier(RACERS)
-    results = context.Queue()
-    processes = [context.Process(target=target, args=(*per_racer(i), start, results, i))
-                 for i in range(RACERS)]
-    for process in processes:
-        process.start()
-    outcomes = [results.get(timeout=120) for _ in processes]
-    for process in processes:
-        process.join(timeout=60)
-        assert process.exitcode == 0
-    return sorted(outcomes)
+    return worker.race(target, "postgres", RACERS, per_racer)
 
 
 @pytest.fixture

@@ -30,6 +30,15 @@ ON CONFLICT (environment_id) DO NOTHING;
 SELECT environment_id, journal_epoch, mutation_gate
   FROM rest_delivery_environment WHERE environment_id = :environment_id;
 
+-- name: share_environment
+-- Locking reads are plain reads here: the BEGIN IMMEDIATE write lock already holds every row.
+SELECT environment_id, journal_epoch, mutation_gate
+  FROM rest_delivery_environment WHERE environment_id = :environment_id;
+
+-- name: lock_environment
+SELECT environment_id, journal_epoch, mutation_gate
+  FROM rest_delivery_environment WHERE environment_id = :environment_id;
+
 -- name: set_environment_gate
 UPDATE rest_delivery_environment
    SET mutation_gate = :gate, journal_epoch = :epoch, gate_reason = :reason,
@@ -37,6 +46,10 @@ UPDATE rest_delivery_environment
  WHERE environment_id = :environment_id;
 
 -- name: get_parent
+SELECT * FROM rest_delivery_parent
+ WHERE parent_id = :parent_id AND environment_id = :environment_id;
+
+-- name: lock_parent
 SELECT * FROM rest_delivery_parent
  WHERE parent_id = :parent_id AND environment_id = :environment_id;
 

@@ -14,9 +14,9 @@ from _journal_support import ENVIRONMENT, admission, complete_full, generation
 from dpone.contracts import DponeError
 from dpone.contracts.state import Evidence
 from dpone.journal._core import guarded, trigger_kind
+from dpone.journal._steps import apply_decision, require_child
 from dpone.journal.sqlite import SqliteJournal
 from dpone.journal.sqlite._connection import Tx, run_transaction, translate
-from dpone.journal.sqlite._ops import apply_decision, require_child
 
 
 @pytest.fixture

@@ -6,12 +6,11 @@ database write lock: one topology, one CAS winner, never more reservations than 
 
 from __future__ import annotations
 
-import multiprocessing
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import _sqlite_race_worker as worker
+import _journal_race_worker as worker
 import pytest
 from _journal_support import ENVIRONMENT, admission
 
@@ -24,18 +23,7 @@ pytestmark = pytest.mark.slow
 
 def _race(target: Callable[..., None], racers: int,
           per_racer: Callable[[int], tuple[Any, ...]]) -> list[Any]:
-    context = multiprocessing.get_context("spawn")
-    start = context.Barrier(racers)
-    results = context.Queue()
-    processes = [context.Process(target=target, args=(*per_racer(i), start, results, i))
-                 for i in range(racers)]
-    for process in processes:
-        process.start()
-    outcomes = [results.get(timeout=120) for _ in processes]
-    for process in processes:
-        process.join(timeout=60)
-        assert process.exitcode == 0
-    return sorted(outcomes)
+    return worker.race(target, "sqlite", racers, per_racer)
 
 
 @pytest.fixture

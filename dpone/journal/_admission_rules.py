@@ -1,9 +1,10 @@
 """Admission of a parent and its complete child topology in one transaction.
 
-The PostgreSQL linearization of spec "Replacement generation and overlap fence": lock the
-effect-domain row, look up overlapping children and watermarks with ``&&`` (GiST), refuse or
-insert while the lock is held, and commit before any child may enter SUBMITTING. Children are
-admitted ``planned`` and sealed (``planned_seal``) in the same transaction.
+The linearization of spec "Replacement generation and overlap fence": hold the effect domain
+(``UnitOfWork.lock_domains``: the effect-domain row lock in PostgreSQL, the ``BEGIN IMMEDIATE``
+write lock in SQLite), look up overlapping children and watermarks, refuse or insert while the
+lock is held, and commit before any child may enter SUBMITTING. Children are admitted
+``planned`` and sealed (``planned_seal``) in the same transaction.
 """
 
 from __future__ import annotations
@@ -20,15 +21,15 @@ from dpone.contracts.journal import (
 from dpone.contracts.state import Evidence, StateContract, TriggerKind
 from dpone.journal._core import axis_values, child_operation_id, guarded, parent_operation_id
 from dpone.journal._fence import Candidate, Scope, admission_refusal
-from dpone.journal.postgres._connection import Tx
-from dpone.journal.postgres._ops import (
+from dpone.journal._rows_common import parent_model
+from dpone.journal._steps import (
     apply_decision,
     audit,
     environment,
     fence_inputs,
-    lock_domains,
+    require_parent,
 )
-from dpone.journal.postgres._rows import parent_model
+from dpone.journal._unit import UnitOfWork
 
 ADMISSION_ACTOR = "journal.admission"
 _SEALED = Evidence(kind=TriggerKind.INTERNAL, name="TOPOLOGY_ADMITTED_AND_PAYLOAD_SEALED",
@@ -57,7 +58,7 @@ def validate(request: ParentAdmission, environment_id: str) -> None:
                          message="incremental_append does not accept a correction revision")
 
 
-def _resume_or_conflict(tx: Tx, request: ParentAdmission, parent_id: str) -> str | None:
+def _resume_or_conflict(tx: UnitOfWork, request: ParentAdmission, parent_id: str) -> str | None:
     """The parent id to resume, None to admit anew; an intent conflict raises."""
     keys = [child.delivery_key for child in request.children]
     existing = {row["delivery_key"]: row for row in tx.all(
@@ -84,6 +85,30 @@ def _resume_or_conflict(tx: Tx, request: ParentAdmission, parent_id: str) -> str
                      details={"admitted_keys": sorted(existing)})
 
 
+def _domain_params(request: ParentAdmission) -> dict[str, Any]:
+    """The effect domain and generation, stored on the parent and on every child."""
+    return {
+        "effect_conflict_domain": request.effect_conflict_domain,
+        "mutation_kind": request.mutation_kind,
+        "generation_end": request.generation.scheduled_interval_end_utc,
+        "correction_revision": request.generation.correction_revision,
+    }
+
+
+def _parent_params(request: ParentAdmission, parent_id: str) -> dict[str, Any]:
+    tenancy = request.tenancy
+    return {
+        "parent_id": parent_id, "operation_namespace": tenancy.operation_namespace,
+        "tenant_id": tenancy.tenant_id, "logical_route_id": request.logical_route_id,
+        "plan_digest": request.plan_digest, "parent_plan_digest": request.parent_plan_digest,
+        "frozen_parent_digest": request.frozen_parent_digest,
+        "profile_contract_digest": request.profile_contract_digest,
+        **_domain_params(request),
+        "boundary_from": request.boundary_from, "boundary_to": request.boundary_to,
+        "max_remote_jobs": request.max_remote_jobs, "child_count": len(request.children),
+    }
+
+
 def _child_params(request: ParentAdmission, parent_id: str, child: ChildAdmission,
                   epoch: int, contract: StateContract) -> dict[str, Any]:
     tenancy = request.tenancy
@@ -93,10 +118,7 @@ def _child_params(request: ParentAdmission, parent_id: str, child: ChildAdmissio
         "tenant_id": tenancy.tenant_id, "delivery_key": child.delivery_key,
         "receiver_mutation_key": child.receiver_mutation_key,
         "mutation_intent_digest": child.mutation_intent_digest,
-        "effect_conflict_domain": request.effect_conflict_domain,
-        "mutation_kind": request.mutation_kind,
-        "generation_end": request.generation.scheduled_interval_end_utc,
-        "correction_revision": request.generation.correction_revision,
+        **_domain_params(request),
         "scope_from": child.scope_from, "scope_to": child.scope_to, "first_row": child.first_row,
         "row_count": child.row_count, "payload_key": child.payload_key,
         "payload_digest": child.payload_digest,
@@ -106,11 +128,11 @@ def _child_params(request: ParentAdmission, parent_id: str, child: ChildAdmissio
     }
 
 
-def admit(tx: Tx, contract: StateContract, request: ParentAdmission) -> AdmissionResult:
+def admit(tx: UnitOfWork, contract: StateContract, request: ParentAdmission) -> AdmissionResult:
     parent_id = parent_operation_id(request.tenancy.operation_namespace,
                                     request.parent_plan_digest)
     epoch, _gate = environment(tx)
-    lock_domains(tx, [request.effect_conflict_domain])
+    tx.lock_domains([request.effect_conflict_domain])
     resumed = _resume_or_conflict(tx, request, parent_id)
     if resumed is not None:
         return AdmissionResult(parent=load(tx, resumed), resumed=True)
@@ -125,17 +147,7 @@ def admit(tx: Tx, contract: StateContract, request: ParentAdmission) -> Admissio
                       scope=Scope(child.scope_from, child.scope_to)), rows, marks)
         if refusal is not None:
             raise refusal
-    tenancy = request.tenancy
-    tx.run("insert_parent", parent_id=parent_id, operation_namespace=tenancy.operation_namespace,
-           tenant_id=tenancy.tenant_id, logical_route_id=request.logical_route_id,
-           plan_digest=request.plan_digest, parent_plan_digest=request.parent_plan_digest,
-           frozen_parent_digest=request.frozen_parent_digest,
-           profile_contract_digest=request.profile_contract_digest,
-           effect_conflict_domain=request.effect_conflict_domain,
-           mutation_kind=request.mutation_kind, generation_end=generation[0],
-           correction_revision=generation[1], boundary_from=request.boundary_from,
-           boundary_to=request.boundary_to, max_remote_jobs=request.max_remote_jobs,
-           child_count=len(request.children))
+    tx.run("insert_parent", **_parent_params(request, parent_id))
     for child in request.children:
         params = _child_params(request, parent_id, child, epoch, contract)
         tx.run("insert_child", **params)
@@ -155,9 +167,6 @@ def admit(tx: Tx, contract: StateContract, request: ParentAdmission) -> Admissio
     return AdmissionResult(parent=load(tx, parent_id), resumed=False)
 
 
-def load(tx: Tx, parent_id: str) -> ParentOperation:
-    row = tx.one("get_parent", parent_id=parent_id)
-    if row is None:
-        raise DponeError(code="journal.not_found", operation_id=parent_id,
-                         message=f"no parent operation {parent_id} in this environment")
-    return parent_model(row, tx.all("children_of_parent", parent_id=parent_id))
+def load(tx: UnitOfWork, parent_id: str) -> ParentOperation:
+    row = require_parent(tx, parent_id)
+    return parent_model(tx.codec, row, tx.all("children_of_parent", parent_id=parent_id))

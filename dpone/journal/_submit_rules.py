@@ -3,10 +3,10 @@
 ``plan_attempt`` assigns the next attempt ordinal, the deterministic attempt id and the
 MAY_ATTEMPT marker document (its creation time read from the database clock). The caller
 publishes the marker create-if-absent and then calls ``enter_submitting``, which in one
-``BEGIN IMMEDIATE`` transaction rechecks the mutation gate and epoch, rechecks the overlap
-fence, reserves one remote-job slot (never more than ``max_remote_jobs``), appends the attempt
-bound to the marker digest and CAS-es the child to SUBMITTING. Reservations are repaired by
-attempt id.
+transaction rechecks the mutation gate and epoch, holds the effect domain and rechecks the
+overlap fence, reserves one remote-job slot (never more than ``max_remote_jobs``), appends the
+attempt bound to the marker digest and CAS-es the child to SUBMITTING. Reservations are
+repaired by attempt id.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from dpone.journal._core import (
     marker_key,
 )
 from dpone.journal._fence import Candidate, submit_refusal
-from dpone.journal.sqlite._connection import Tx
-from dpone.journal.sqlite._ops import (
+from dpone.journal._rows_common import child_model, generation_key
+from dpone.journal._steps import (
     apply_decision,
     audit,
     environment,
@@ -36,12 +36,13 @@ from dpone.journal.sqlite._ops import (
     require_child,
     require_parent,
 )
-from dpone.journal.sqlite._rows import child_model, generation_key, optional_moment, scope
+from dpone.journal._unit import UnitOfWork
 
 HOLDING_EXECUTION = frozenset({"SUBMITTING", "ACCEPTED", "WAITING", "VERIFYING"})
 
 
-def _submittable(row: dict[str, Any], expected_revision: int) -> str:
+def submittable(row: dict[str, Any], expected_revision: int) -> str:
+    """The transition that takes ``row`` into SUBMITTING, or the refusal."""
     transition_id = SUBMIT_TRANSITIONS.get(str(row["state_name"]))
     if transition_id is not None:
         return transition_id
@@ -52,16 +53,16 @@ def _submittable(row: dict[str, Any], expected_revision: int) -> str:
                      "SUBMITTING; a takeover after SUBMITTING is observation or reconciliation only")
 
 
-def plan_attempt(tx: Tx, operation_id: str, lease: Lease) -> AttemptPlan:
+def plan_attempt(tx: UnitOfWork, operation_id: str, lease: Lease) -> AttemptPlan:
     check_lease_identity(lease, operation_id, {"mutation"})
     live_lease(tx, lease)
     row = require_child(tx, operation_id)
-    _submittable(row, int(row["revision"]))
+    submittable(row, int(row["revision"]))
     epoch, _gate = environment(tx)
     parent = require_parent(tx, row["parent_id"])
     ordinal = int(row["attempt_ordinal"]) + 1
     namespace = row["operation_namespace"]
-    end, correction = generation_key(row)
+    end, correction = generation_key(tx.codec, row)
     marker = marker_document(
         operation_namespace=namespace, tenant_id=row["tenant_id"],
         environment_id=row["environment_id"], parent_id=row["parent_id"],
@@ -77,8 +78,8 @@ def plan_attempt(tx: Tx, operation_id: str, lease: Lease) -> AttemptPlan:
                        marker_key=marker_key(namespace, operation_id, ordinal), marker=marker)
 
 
-def _check_binding(row: dict[str, Any], attempt: AttemptPlan, digest: str,
-                   expected_revision: int) -> int:
+def check_binding(row: dict[str, Any], attempt: AttemptPlan, digest: str,
+                  expected_revision: int) -> int:
     """The marker must be this attempt's, for this revision, and ``digest`` its exact bytes."""
     namespace, operation_id = row["operation_namespace"], row["operation_id"]
     if attempt.attempt_ordinal != int(row["attempt_ordinal"]) + 1:
@@ -104,7 +105,7 @@ def _check_binding(row: dict[str, Any], attempt: AttemptPlan, digest: str,
     return int(marker.get("journal_epoch", -1))
 
 
-def _reserve(tx: Tx, row: dict[str, Any], attempt: AttemptPlan) -> None:
+def _reserve(tx: UnitOfWork, row: dict[str, Any], attempt: AttemptPlan) -> None:
     """Take the lowest free remote-job slot of the domain, or refuse: capacity exhausted."""
     domain = row["effect_conflict_domain"]
     limit = int(require_parent(tx, row["parent_id"])["max_remote_jobs"])
@@ -117,43 +118,50 @@ def _reserve(tx: Tx, row: dict[str, Any], attempt: AttemptPlan) -> None:
            domain=domain, slot=free[0])
 
 
-def enter_submitting(tx: Tx, contract: StateContract, attempt: AttemptPlan, digest: str,
-                     lease: Lease, expected_revision: int) -> ChildOperation:
-    check_lease_identity(lease, attempt.operation_id, {"mutation"})
-    lease_epoch = int(live_lease(tx, lease)["journal_epoch"])
-    epoch, gate = environment(tx)
-    if gate != "OPEN":
-        raise DponeError(code="REST_DELIVERY_JOURNAL_EPOCH_BLOCKED", operation_id=attempt.operation_id,
-                         message="the environment mutation gate is BLOCKED; observation and "
-                         "reconciliation remain available")
-    row = require_child(tx, attempt.operation_id)
-    transition_id = _submittable(row, expected_revision)
-    if int(row["revision"]) != expected_revision:
-        raise DponeError(code="journal.revision_conflict", operation_id=row["operation_id"],
-                         message=f"expected revision {expected_revision}, the journal holds "
-                         f"{row['revision']}")
-    marker_epoch = _check_binding(row, attempt, digest, expected_revision)
-    for label, granted in (("lease", lease_epoch), ("marker", marker_epoch)):
-        if granted != epoch:
-            raise DponeError(code="journal.revision_conflict", operation_id=row["operation_id"],
-                             message=f"the {label} belongs to journal epoch {granted}; the "
-                             f"current epoch is {epoch}")
+def _submit_evidence(tx: UnitOfWork, row: dict[str, Any],
+                     transition_id: str) -> Evidence:
     facts = {"may_attempt_marker_durable", "capacity_reserved", "mutation_gate_open"}
     kind, name = TriggerKind.INTERNAL, "MAY_ATTEMPT_MARKER_BOUND"
     if transition_id == "retry_wait_due":
         kind, name = TriggerKind.TIMER, "RETRY_DELAY_ELAPSED"
         facts.add("retry_budget_remaining")
-        due = optional_moment(row["next_check_after"])
+        due = tx.codec.optional_moment(row["next_check_after"])
         if due is None or due <= tx.now():
             facts.add("retry_delay_elapsed")
+    return Evidence(kind=kind, name=name, facts=frozenset(facts))
+
+
+def enter_submitting(tx: UnitOfWork, contract: StateContract, attempt: AttemptPlan, digest: str,
+                     lease: Lease, expected_revision: int) -> ChildOperation:
+    check_lease_identity(lease, attempt.operation_id, {"mutation"})
+    lease_epoch = int(live_lease(tx, lease)["journal_epoch"])
+    epoch, gate = environment(tx, lock="share")
+    if gate != "OPEN":
+        raise DponeError(code="REST_DELIVERY_JOURNAL_EPOCH_BLOCKED", operation_id=attempt.operation_id,
+                         message="the environment mutation gate is BLOCKED; observation and "
+                         "reconciliation remain available")
+    row = require_child(tx, attempt.operation_id)
+    if tx.lock_domains([row["effect_conflict_domain"]]):
+        row = require_child(tx, attempt.operation_id)
+    transition_id = submittable(row, expected_revision)
+    if int(row["revision"]) != expected_revision:
+        raise DponeError(code="journal.revision_conflict", operation_id=row["operation_id"],
+                         message=f"expected revision {expected_revision}, the journal holds "
+                         f"{row['revision']}")
+    marker_epoch = check_binding(row, attempt, digest, expected_revision)
+    for label, granted in (("lease", lease_epoch), ("marker", marker_epoch)):
+        if granted != epoch:
+            raise DponeError(code="journal.revision_conflict", operation_id=row["operation_id"],
+                             message=f"the {label} belongs to journal epoch {granted}; the "
+                             f"current epoch is {epoch}")
     decision = guarded(contract, row, transition_id, expected_revision=expected_revision,
                        lease_kind="mutation", lease_epoch=marker_epoch, current_epoch=epoch,
-                       evidence=Evidence(kind=kind, name=name, facts=frozenset(facts)))
-    bounds = scope(row)
+                       evidence=_submit_evidence(tx, row, transition_id))
+    bounds = tx.codec.scope(row)
     rows, marks = fence_inputs(tx, row["effect_conflict_domain"], bounds.lo, bounds.hi)
     refusal = submit_refusal(Candidate(
         parent_id=row["parent_id"], delivery_key=row["delivery_key"],
-        mutation_kind=row["mutation_kind"], generation=generation_key(row),
+        mutation_kind=row["mutation_kind"], generation=generation_key(tx.codec, row),
         scope=bounds, operation_id=row["operation_id"]), rows, marks)
     if refusal is not None:
         raise refusal
@@ -164,10 +172,10 @@ def enter_submitting(tx: Tx, contract: StateContract, attempt: AttemptPlan, dige
            lease_holder=lease.holder, lease_token=lease.token)
     updated = apply_decision(tx, contract, row, decision, expected_revision=expected_revision,
                              epoch=epoch, actor=lease.holder)
-    return child_model(updated)
+    return child_model(tx.codec, updated)
 
 
-def repair_reservation(tx: Tx, attempt_id_: str, actor: str) -> bool:
+def repair_reservation(tx: UnitOfWork, attempt_id_: str, actor: str) -> bool:
     """Release the reservation of ``attempt_id_`` when no live attempt holds it any more."""
     row = tx.one("get_reservation", attempt_id=attempt_id_)
     if row is None:

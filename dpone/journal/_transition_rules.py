@@ -3,9 +3,9 @@
 ``transition`` runs the runtime guard over the stored tuple and commits with a revision CAS;
 in the same transaction it appends the bounded observation, records the attempt outcome,
 releases capacity in RETRY_WAIT and terminal tuples, and raises the domain's interval
-watermark for a fully applied replacement (``_fence.merge_watermark``). The write lock of the
-``BEGIN IMMEDIATE`` transaction covers the domain. ``promote`` extends the contiguous frontier
-only.
+watermark for a fully applied replacement (``_fence.merge_watermark``) while the effect domain
+is held (taken before the CAS, so every path holds the domain before the child).
+``promote`` extends the contiguous frontier only.
 """
 
 from __future__ import annotations
@@ -25,21 +25,21 @@ from dpone.journal._core import (
     trigger_kind,
 )
 from dpone.journal._fence import Interval, merge_watermark
-from dpone.journal.sqlite._connection import Tx
-from dpone.journal.sqlite._ops import (
+from dpone.journal._rows_common import child_model, generation_key, interval
+from dpone.journal._steps import (
     apply_decision,
     environment,
     live_lease,
     require_child,
     require_parent,
 )
-from dpone.journal.sqlite._rows import child_model, generation_key, interval, scope
+from dpone.journal._unit import UnitOfWork
 
 _PROMOTION = Evidence(kind=TriggerKind.CHECKPOINT, name="CONTIGUOUS_FRONTIER_REACHED",
                       facts=frozenset({"contiguous_frontier"}))
 
 
-def _check_submit_holder(tx: Tx, row: dict[str, Any], lease: Lease) -> None:
+def check_submit_holder(tx: UnitOfWork, row: dict[str, Any], lease: Lease) -> None:
     """After SUBMITTING only the lease that submitted records its outcome under mutation."""
     if lease.kind != "mutation" or row["execution_state"] != "SUBMITTING":
         return
@@ -51,20 +51,21 @@ def _check_submit_holder(tx: Tx, row: dict[str, Any], lease: Lease) -> None:
                          "a takeover is observation or reconciliation only")
 
 
-def _raise_watermark(tx: Tx, row: dict[str, Any]) -> None:
-    bounds = scope(row)
+def _raise_watermark(tx: UnitOfWork, row: dict[str, Any]) -> None:
+    codec = tx.codec
+    bounds = codec.scope(row)
     domain = row["effect_conflict_domain"]
-    new = Interval(bounds, generation_key(row))
+    new = Interval(bounds, generation_key(codec, row))
     removed = tx.all("remove_touching_watermarks", domain=domain, lo=bounds.lo, hi=bounds.hi)
-    origin = {generation_key(r): r["operation_id"] for r in removed}
+    origin = {generation_key(codec, r): r["operation_id"] for r in removed}
     origin[new.generation] = row["operation_id"]
-    for piece in merge_watermark([interval(r) for r in removed], new):
+    for piece in merge_watermark([interval(codec, r) for r in removed], new):
         tx.run("insert_watermark", domain=domain, lo=piece.scope.lo, hi=piece.scope.hi,
                generation_end=piece.generation[0], correction_revision=piece.generation[1],
                operation_id=origin[piece.generation])
 
 
-def _prior_reconciliation(tx: Tx, operation_id: str) -> tuple[set[str], set[str]]:
+def _prior_reconciliation(tx: UnitOfWork, operation_id: str) -> tuple[set[str], set[str]]:
     ids: set[str] = set()
     digests: set[str] = set()
     for prior in tx.all("prior_reconciliation", operation_id=operation_id):
@@ -73,7 +74,7 @@ def _prior_reconciliation(tx: Tx, operation_id: str) -> tuple[set[str], set[str]
     return ids, digests
 
 
-def transition(tx: Tx, contract: StateContract, request: TransitionRequest,
+def transition(tx: UnitOfWork, contract: StateContract, request: TransitionRequest,
                lease: Lease) -> ChildOperation:
     check_lease_identity(lease, request.operation_id, {lease.kind})
     lease_row = live_lease(tx, lease)
@@ -84,7 +85,11 @@ def transition(tx: Tx, contract: StateContract, request: TransitionRequest,
                          message=f"{request.transition_id} enters SUBMITTING: use "
                          "plan_attempt and enter_submitting")
     row = require_child(tx, request.operation_id)
-    _check_submit_holder(tx, row, lease)
+    if (listed is not None
+            and records_watermark(contract.tuples[listed.target], str(row["mutation_kind"]))
+            and tx.lock_domains([row["effect_conflict_domain"]])):
+        row = require_child(tx, request.operation_id)
+    check_submit_holder(tx, row, lease)
     prior_ids, prior_digests = (_prior_reconciliation(tx, request.operation_id)
                                 if listed is not None and listed.reconciliation is not None
                                 else (set(), set()))
@@ -117,14 +122,15 @@ def transition(tx: Tx, contract: StateContract, request: TransitionRequest,
                reason=request.transition_id)
     if records_watermark(decision.target, str(row["mutation_kind"])):
         _raise_watermark(tx, updated)
-    return child_model(updated)
+    return child_model(tx.codec, updated)
 
 
-def promote(tx: Tx, contract: StateContract, parent_id: str, lease: Lease) -> int:
+def promote(tx: UnitOfWork, contract: StateContract, parent_id: str, lease: Lease) -> int:
+    """Promote the contiguous run of checkpoint-ready children after the frontier."""
     check_lease_identity(lease, parent_id, {"checkpoint"})
     lease_row = live_lease(tx, lease)
     epoch, _gate = environment(tx)
-    frontier = int(require_parent(tx, parent_id)["checkpoint_frontier"])
+    frontier = int(require_parent(tx, parent_id, lock=True)["checkpoint_frontier"])
     for child in tx.all("children_of_parent", parent_id=parent_id):
         ordinal = int(child["ordinal"])
         if ordinal <= frontier:

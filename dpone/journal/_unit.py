@@ -1,0 +1,43 @@
+"""The unit of work every journal dialect offers the shared journal steps (no driver imports).
+
+One ``UnitOfWork`` is one open transaction. The steps (``_steps``, ``_admission_rules``,
+``_submit_rules``, ``_transition_rules``) run named queries through it with plain Python
+parameters (dates, aware datetimes, mappings for JSON columns, lists); the dialect binds them
+for its driver, reads its own clock and decodes its rows through ``codec``. Locking is the
+dialect's: ``lock_domains`` takes the effect-domain locks where the dialect has them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from dpone.journal._rows_common import RowCodec
+
+
+class UnitOfWork(Protocol):
+    """One open journal transaction: named queries with named parameters, rows as dicts."""
+
+    @property
+    def codec(self) -> RowCodec:
+        """How this dialect's stored values become Python values."""
+        ...
+
+    def one(self, name: str, /, **params: Any) -> dict[str, Any] | None: ...
+
+    def all(self, name: str, /, **params: Any) -> list[dict[str, Any]]: ...
+
+    def run(self, name: str, /, **params: Any) -> int: ...
+
+    def now(self) -> dt.datetime:
+        """The database clock (never the worker clock)."""
+        ...
+
+    def lock_domains(self, domains: Iterable[str]) -> bool:
+        """Hold the effect-domain locks until commit, in canonical order.
+
+        True when a lock was taken here (rows read before it may be stale and are read again);
+        False when the transaction already serializes every writer.
+        """
+        ...
