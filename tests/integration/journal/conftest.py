@@ -7,14 +7,11 @@ migrated journal for one test. A PostgreSQL test gets its own randomly named sch
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable, Iterator
 
-import psycopg
 import pytest
+from _journal_schema import migrated_schema
 from _journal_support import ENVIRONMENT
-from psycopg import sql
-from psycopg.conninfo import make_conninfo
 
 from dpone.contracts.journal import DeliveryJournalPort
 from dpone.journal.postgres import PostgresJournal
@@ -23,18 +20,8 @@ from dpone.journal.postgres import PostgresJournal
 @pytest.fixture
 def journal_dsn(postgres_dsn: str) -> Iterator[str]:
     """A DSN whose search_path is a fresh, migrated schema of its own."""
-    schema = "journal_" + secrets.token_hex(6)
-    with psycopg.connect(postgres_dsn, autocommit=True) as admin:
-        admin.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
-    dsn = make_conninfo(postgres_dsn, options=f"-c search_path={schema},public")
-    migrating = PostgresJournal(dsn, environment_id=ENVIRONMENT)
-    migrating.migrate()
-    migrating.close()
-    try:
+    with migrated_schema(postgres_dsn, ENVIRONMENT) as dsn:
         yield dsn
-    finally:
-        with psycopg.connect(postgres_dsn, autocommit=True) as admin:
-            admin.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
 
 
 def _postgres(request: pytest.FixtureRequest) -> Iterator[DeliveryJournalPort]:
