@@ -151,7 +151,10 @@ def enter_submitting(tx: UnitOfWork, contract: StateContract, attempt: AttemptPl
     marker_epoch = check_binding(row, attempt, digest, expected_revision)
     for label, granted in (("lease", lease_epoch), ("marker", marker_epoch)):
         if granted != epoch:
-            raise DponeError(code="journal.revision_conflict", operation_id=row["operation_id"],
+            # A lease or MAY_ATTEMPT marker from another journal epoch is restore
+            # reconciliation work, never authority to submit.
+            raise DponeError(code="REST_DELIVERY_JOURNAL_EPOCH_BLOCKED",
+                             operation_id=row["operation_id"],
                              message=f"the {label} belongs to journal epoch {granted}; the "
                              f"current epoch is {epoch}")
     decision = guarded(contract, row, transition_id, expected_revision=expected_revision,

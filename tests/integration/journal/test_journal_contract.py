@@ -346,12 +346,12 @@ def test_blocked_gate_refuses_submit_but_reads_keep_working(journal: DeliveryJou
     assert (journal.mutation_gate(ENVIRONMENT), journal.journal_epoch(ENVIRONMENT)) == ("OPEN", 1)
     with pytest.raises(DponeError) as old_marker:
         journal.enter_submitting(plan, marker_digest(plan.marker), lease, child.revision)
-    assert _code(old_marker) == "journal.revision_conflict"
+    assert _code(old_marker) == "REST_DELIVERY_JOURNAL_EPOCH_BLOCKED"
     with pytest.raises(DponeError) as old_lease:
         stale_plan = journal.plan_attempt(child.operation_id, lease)
         journal.enter_submitting(stale_plan, marker_digest(stale_plan.marker), lease,
                                  child.revision)
-    assert _code(old_lease) == "journal.revision_conflict"
+    assert _code(old_lease) == "REST_DELIVERY_JOURNAL_EPOCH_BLOCKED"
     lease = journal.acquire_lease(child.operation_id, "mutation", "worker-2", 60)
     fresh = journal.plan_attempt(child.operation_id, lease)
     submitted = journal.enter_submitting(fresh, marker_digest(fresh.marker), lease,
