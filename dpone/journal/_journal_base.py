@@ -8,6 +8,7 @@ spec makes durable (admission, SUBMITTING, transitions, promotion, gate changes,
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
@@ -38,13 +39,14 @@ LEASE_KINDS = frozenset({"mutation", "observation", "checkpoint", "operator"})
 MAX_LEASE_TTL_SECONDS = 86_400
 
 
-class JournalBase:
+class JournalBase(ABC):
     """The delivery journal of one environment over a dialect's transactions."""
 
     environment_id: str
 
+    @abstractmethod
     def _run(self, work: Callable[[UnitOfWork], _T], kind: TransactionKind) -> _T:
-        raise NotImplementedError
+        """Run ``work`` in one transaction of ``kind``: the dialect's only obligation."""
 
     @property
     def contract(self) -> StateContract:
