@@ -1,0 +1,55 @@
+"""The journal admission of one sealed parent: the complete immutable child topology."""
+
+from __future__ import annotations
+
+from dpone.contracts.journal import ChildAdmission, Generation, ParentAdmission, Tenancy
+from dpone.contracts.plan import RestDeliveryPlan
+from dpone.contracts.sealed import SealedTopology
+
+
+def parent_admission(plan: RestDeliveryPlan, topology: SealedTopology) -> ParentAdmission:
+    """The ``ParentAdmission`` of ``topology``; every value comes from the plan or the seal."""
+    if not topology.children:
+        raise ValueError("an empty topology is not admitted: the empty-input policy decides")
+    if topology.profile_contract_digest != plan.profile.profile_contract_digest:
+        raise ValueError("the topology was sealed under another operation profile")
+    generations = {child.identities.generation for child in topology.children}
+    if len(generations) != 1:
+        raise ValueError("every child of one parent carries the same generation")
+    sealed_generation = generations.pop()
+    environment = plan.environment.snapshot
+    children = tuple(
+        ChildAdmission(
+            ordinal=child.descriptor.ordinal,
+            delivery_key=child.identities.delivery_key,
+            receiver_mutation_key=child.identities.receiver_mutation_key,
+            mutation_intent_digest=child.identities.mutation_intent_digest,
+            scope_from=child.descriptor.scope_from,
+            scope_to=child.descriptor.scope_to,
+            first_row=child.descriptor.first_row,
+            row_count=child.descriptor.row_count,
+            payload_key=child.payload.key,
+            payload_digest=child.payload.digest,
+            payload_document_key=child.document.key,
+            wire_bytes=child.descriptor.wire_bytes,
+        )
+        for child in topology.children)
+    return ParentAdmission(
+        tenancy=Tenancy(operation_namespace=plan.environment.operation_namespace,
+                        tenant_id=environment.tenant_id,
+                        environment_id=environment.environment_id),
+        logical_route_id=plan.logical_route_id,
+        plan_digest=topology.plan_digest,
+        parent_plan_digest=topology.parent_plan_digest,
+        frozen_parent_digest=topology.parent_digest,
+        profile_contract_digest=topology.profile_contract_digest,
+        effect_conflict_domain=plan.effect_conflict_domain,
+        mutation_kind=plan.source_boundary.mutation_kind,
+        generation=Generation(
+            scheduled_interval_end_utc=sealed_generation.scheduled_interval_end_utc,
+            correction_revision=sealed_generation.correction_revision),
+        boundary_from=topology.coverage.boundary_from,
+        boundary_to=topology.coverage.boundary_to,
+        max_remote_jobs=plan.profile.snapshot.rate.max_active_remote_jobs,
+        children=children,
+    )

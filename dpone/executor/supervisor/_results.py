@@ -1,0 +1,54 @@
+"""What one supervised delivery returns: completed, or blocked with its evidence.
+
+``DeliveryPending`` (the async ``poll_receipt`` continuation) joins these with the async family.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from dpone.contracts import ERROR_CATALOG, RemoteEffect, StrictModel
+
+
+class ChildReceipt(StrictModel):
+    """One finished child: its journal state and the counters its response carried."""
+
+    operation_id: str
+    ordinal: int
+    state_name: str
+    attempt_ordinal: int
+    receipt: dict[str, str | int]
+
+
+class DeliveryCompleted(StrictModel):
+    """Every child is finalized with its full effect verified and the frontier promoted."""
+
+    kind: Literal["completed"] = "completed"
+    parent_id: str
+    checkpoint_frontier: int
+    children: tuple[ChildReceipt, ...]
+
+
+class DeliveryBlocked(StrictModel):
+    """The delivery stopped: a stable code, the remote-effect certainty and retained evidence.
+
+    ``evidence`` holds bounded scalars only (journal state, attempt, transport phase, counters);
+    ``allowed_actions`` names what an operator may do next. Nothing here authorizes a resend.
+    """
+
+    kind: Literal["blocked"] = "blocked"
+    code: str
+    parent_id: str
+    operation_id: str | None
+    remote_effect: RemoteEffect
+    evidence: dict[str, str | int]
+    allowed_actions: tuple[str, ...]
+    checkpoint_frontier: int
+
+    @property
+    def operator_action(self) -> str:
+        """The catalog's operator action for ``code``."""
+        return ERROR_CATALOG[self.code].operator_action
+
+
+DeliveryResult = DeliveryCompleted | DeliveryBlocked
