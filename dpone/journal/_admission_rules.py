@@ -5,10 +5,16 @@ The linearization of spec "Replacement generation and overlap fence": hold the e
 write lock in SQLite), look up overlapping children and watermarks, refuse or insert while the
 lock is held, and commit before any child may enter SUBMITTING. Children are admitted
 ``planned`` and sealed (``planned_seal``) in the same transaction.
+
+Admission issues a constant number of statements whatever the child count: the children and
+their audit rows are inserted in batches (``UnitOfWork.run_many``), and the seal is one guarded
+decision shared by every child: each child is stored with its sealed target (revision 1) and
+both audit rows ("admitted", then "planned_seal"), as if sealed by a CAS in the same transaction.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from dpone.contracts._errors import DponeError
@@ -23,8 +29,7 @@ from dpone.journal._core import axis_values, child_operation_id, guarded, parent
 from dpone.journal._fence import Candidate, Scope, admission_refusal
 from dpone.journal._rows_common import parent_model
 from dpone.journal._steps import (
-    apply_decision,
-    audit,
+    audit_params,
     environment,
     fence_inputs,
     require_parent,
@@ -110,7 +115,7 @@ def _parent_params(request: ParentAdmission, parent_id: str) -> dict[str, Any]:
 
 
 def _child_params(request: ParentAdmission, parent_id: str, child: ChildAdmission,
-                  epoch: int, contract: StateContract) -> dict[str, Any]:
+                  epoch: int, seal: _Seal) -> dict[str, Any]:
     tenancy = request.tenancy
     return {
         "operation_id": child_operation_id(parent_id, child.ordinal), "parent_id": parent_id,
@@ -123,9 +128,38 @@ def _child_params(request: ParentAdmission, parent_id: str, child: ChildAdmissio
         "row_count": child.row_count, "payload_key": child.payload_key,
         "payload_digest": child.payload_digest,
         "payload_document_key": child.payload_document_key, "wire_bytes": child.wire_bytes,
-        "state_name": contract.initial, "journal_epoch": epoch,
-        **axis_values(contract.initial_tuple),
+        "journal_epoch": epoch, **seal.columns,
     }
+
+
+@dataclass(frozen=True, slots=True)
+class _Seal:
+    """The ``planned_seal`` decision shared by every child of one admission.
+
+    Every child starts ``planned`` at revision 0 in the admitting transaction, so the guard's
+    verdict is the same for each: it is checked once, and each child is stored with its target
+    (the columns the ``planned_seal`` CAS would have written, revision 1).
+    """
+
+    transition_id: str
+    from_state: str
+    to_state: str | None
+    columns: dict[str, Any]
+
+
+def _seal(contract: StateContract, first_operation_id: str, epoch: int) -> _Seal:
+    planned = {"operation_id": first_operation_id, "revision": 0,
+               **axis_values(contract.initial_tuple)}
+    decision = guarded(contract, planned, "planned_seal", expected_revision=0,
+                       lease_kind="mutation", lease_epoch=epoch, current_epoch=epoch,
+                       evidence=_SEALED)
+    target = contract.name_of(decision.target)
+    return _Seal(transition_id=decision.transition_id, from_state=contract.initial,
+                 to_state=target, columns={
+                     "state_name": target, **axis_values(decision.target), "revision": 1,
+                     "attempt_ordinal": 1 if "attempt_ordinal" in decision.advances else 0,
+                     "observation_ordinal":
+                         1 if "observation_ordinal" in decision.advances else 0})
 
 
 def admit(tx: UnitOfWork, contract: StateContract, request: ParentAdmission) -> AdmissionResult:
@@ -148,22 +182,23 @@ def admit(tx: UnitOfWork, contract: StateContract, request: ParentAdmission) -> 
         if refusal is not None:
             raise refusal
     tx.run("insert_parent", **_parent_params(request, parent_id))
-    for child in request.children:
-        params = _child_params(request, parent_id, child, epoch, contract)
-        tx.run("insert_child", **params)
-        row = tx.one("get_child", operation_id=params["operation_id"])
-        if row is None:
-            raise DponeError(code="journal.unavailable", message="an admitted child vanished")
-        audit(tx, row, actor=ADMISSION_ACTOR, transition_id="admitted", from_state=None,
-              to_state=contract.initial, revision=0,
-              digests={"parent_plan_digest": request.parent_plan_digest,
-                       "mutation_intent_digest": child.mutation_intent_digest,
-                       "payload_digest": child.payload_digest})
-        decision = guarded(contract, row, "planned_seal", expected_revision=0,
-                           lease_kind="mutation", lease_epoch=epoch, current_epoch=epoch,
-                           evidence=_SEALED)
-        apply_decision(tx, contract, row, decision, expected_revision=0, epoch=epoch,
-                       actor=ADMISSION_ACTOR)
+    seal = _seal(contract, child_operation_id(parent_id, request.children[0].ordinal), epoch)
+    children = [_child_params(request, parent_id, child, epoch, seal)
+                for child in request.children]
+    tx.run_many("insert_children", children)
+    audits: list[dict[str, Any]] = []
+    for child, row in zip(request.children, children, strict=True):
+        audits.append(audit_params(
+            row, actor=ADMISSION_ACTOR, transition_id="admitted", from_state=None,
+            to_state=seal.from_state, revision=0,
+            digests={"parent_plan_digest": request.parent_plan_digest,
+                     "mutation_intent_digest": child.mutation_intent_digest,
+                     "payload_digest": child.payload_digest}))
+        audits.append(audit_params(
+            row, actor=ADMISSION_ACTOR, transition_id=seal.transition_id,
+            from_state=seal.from_state, to_state=seal.to_state, revision=1,
+            digests={"mutation_intent_digest": child.mutation_intent_digest}))
+    tx.run_many("insert_audits", audits)
     return AdmissionResult(parent=load(tx, parent_id), resumed=False)
 
 

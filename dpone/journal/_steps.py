@@ -85,16 +85,27 @@ def fence_inputs(tx: UnitOfWork, domain: str, lo: dt.date,
     return rows, marks
 
 
+def audit_params(row: Mapping[str, Any], *, actor: str, transition_id: str,
+                 from_state: str | None, to_state: str | None, revision: int | None,
+                 reconciliation_id: str | None = None, evidence_digest: str | None = None,
+                 digests: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The ``insert_audit`` parameters of one audit row (batched with ``UnitOfWork.run_many``)."""
+    return {"operation_namespace": row.get("operation_namespace"),
+            "tenant_id": row.get("tenant_id"), "actor": actor,
+            "operation_id": row.get("operation_id") or row.get("parent_id"),
+            "transition_id": transition_id, "from_state": from_state, "to_state": to_state,
+            "revision": revision, "reconciliation_id": reconciliation_id,
+            "evidence_digest": evidence_digest, "digests": dict(digests or {})}
+
+
 def audit(tx: UnitOfWork, row: Mapping[str, Any], *, actor: str, transition_id: str,
           from_state: str | None, to_state: str | None, revision: int | None,
           reconciliation_id: str | None = None, evidence_digest: str | None = None,
           digests: Mapping[str, Any] | None = None) -> None:
-    tx.run("insert_audit", operation_namespace=row.get("operation_namespace"),
-           tenant_id=row.get("tenant_id"), actor=actor,
-           operation_id=row.get("operation_id") or row.get("parent_id"),
-           transition_id=transition_id, from_state=from_state, to_state=to_state,
-           revision=revision, reconciliation_id=reconciliation_id,
-           evidence_digest=evidence_digest, digests=dict(digests or {}))
+    tx.run("insert_audit", **audit_params(
+        row, actor=actor, transition_id=transition_id, from_state=from_state,
+        to_state=to_state, revision=revision, reconciliation_id=reconciliation_id,
+        evidence_digest=evidence_digest, digests=digests))
 
 
 def apply_decision(tx: UnitOfWork, contract: StateContract, row: Mapping[str, Any],

@@ -10,7 +10,7 @@ dialect's: ``lock_domains`` takes the effect-domain locks where the dialect has 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from dpone.journal._rows_common import RowCodec
@@ -29,6 +29,15 @@ class UnitOfWork(Protocol):
     def all(self, name: str, /, **params: Any) -> list[dict[str, Any]]: ...
 
     def run(self, name: str, /, **params: Any) -> int: ...
+
+    def run_many(self, name: str, rows: Sequence[Mapping[str, Any]], /) -> int:
+        """A named batch query over parameter rows; the total affected row count.
+
+        Each dialect runs its own form of the batch: PostgreSQL one statement reading every row
+        from a ``jsonb`` array bound as ``rows``, SQLite one prepared statement stepped per row
+        (``executemany``, in process). No rows run nothing.
+        """
+        ...
 
     def now(self) -> dt.datetime:
         """The database clock (never the worker clock)."""

@@ -9,10 +9,11 @@ raised ``from`` the original, so nothing above this module sees a psycopg except
 from __future__ import annotations
 
 import datetime as dt
+import json
 import random
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol, TypeVar
 
@@ -83,6 +84,17 @@ def _bind(value: Any) -> Any:
     return Jsonb(dict(value)) if isinstance(value, Mapping) else value
 
 
+def _batch_value(value: Any) -> Any:
+    """Dates and timestamps inside a batch as ISO text (the batch query casts them back)."""
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    raise TypeError(f"a batch row holds a {type(value).__name__}, not a JSON value")
+
+
+def _batch_json(value: Any) -> str:
+    return json.dumps(value, default=_batch_value, separators=(",", ":"))
+
+
 class Tx:
     """One open transaction (the dialect's ``UnitOfWork``): named queries, rows as dicts."""
 
@@ -92,10 +104,12 @@ class Tx:
         self.cursor = cursor
         self.environment_id = environment_id
 
+    def _bound(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        return {"environment_id": self.environment_id,
+                **{key: _bind(value) for key, value in params.items()}}
+
     def _execute(self, name: str, params: Mapping[str, Any]) -> None:
-        bound = {"environment_id": self.environment_id,
-                 **{key: _bind(value) for key, value in params.items()}}
-        self.cursor.execute(query(DIALECT, name), bound)
+        self.cursor.execute(query(DIALECT, name), self._bound(params))
 
     def one(self, name: str, /, **params: Any) -> dict[str, Any] | None:
         self._execute(name, params)
@@ -107,6 +121,15 @@ class Tx:
 
     def run(self, name: str, /, **params: Any) -> int:
         self._execute(name, params)
+        return self.cursor.rowcount
+
+    def run_many(self, name: str, rows: Sequence[Mapping[str, Any]], /) -> int:
+        """One statement, one round trip: the rows travel as one ``jsonb`` array (``rows``)."""
+        if not rows:
+            return 0
+        batch = Jsonb([dict(row) for row in rows], dumps=_batch_json)
+        self.cursor.execute(query(DIALECT, name),
+                            {"environment_id": self.environment_id, "rows": batch})
         return self.cursor.rowcount
 
     def statement(self, name: str) -> None:

@@ -133,21 +133,34 @@ INSERT INTO rest_delivery_watermark (
 VALUES (%(domain)s, daterange(%(lo)s, %(hi)s, '[)'), %(generation_end)s,
         %(correction_revision)s, %(operation_id)s);
 
--- name: insert_child
+-- name: insert_children
+-- A batch (UnitOfWork.run_many): every child of one admission in one statement, its parameter
+-- rows as one jsonb array (ISO dates and timestamps), typed by the column definition list.
 INSERT INTO rest_delivery_child (
     operation_id, parent_id, ordinal, operation_namespace, tenant_id, environment_id,
     delivery_key, receiver_mutation_key, mutation_intent_digest, effect_conflict_domain,
     mutation_kind, generation_end, correction_revision, scope, first_row, row_count, payload_key,
     payload_digest, payload_document_key, wire_bytes, state_name, execution_state, remote_effect,
-    acknowledgement_state, verification_state, checkpoint_state, journal_epoch)
-VALUES (
-    %(operation_id)s, %(parent_id)s, %(ordinal)s, %(operation_namespace)s, %(tenant_id)s,
-    %(environment_id)s, %(delivery_key)s, %(receiver_mutation_key)s, %(mutation_intent_digest)s,
-    %(effect_conflict_domain)s, %(mutation_kind)s, %(generation_end)s, %(correction_revision)s,
-    daterange(%(scope_from)s, %(scope_to)s, '[)'), %(first_row)s, %(row_count)s, %(payload_key)s,
-    %(payload_digest)s, %(payload_document_key)s, %(wire_bytes)s, %(state_name)s,
-    %(execution_state)s, %(remote_effect)s, %(acknowledgement_state)s, %(verification_state)s,
-    %(checkpoint_state)s, %(journal_epoch)s);
+    acknowledgement_state, verification_state, checkpoint_state, journal_epoch, revision,
+    attempt_ordinal, observation_ordinal)
+SELECT r.operation_id, r.parent_id, r.ordinal, r.operation_namespace, r.tenant_id,
+       %(environment_id)s, r.delivery_key, r.receiver_mutation_key, r.mutation_intent_digest,
+       r.effect_conflict_domain, r.mutation_kind, r.generation_end, r.correction_revision,
+       daterange(r.scope_from, r.scope_to, '[)'), r.first_row, r.row_count, r.payload_key,
+       r.payload_digest, r.payload_document_key, r.wire_bytes, r.state_name, r.execution_state,
+       r.remote_effect, r.acknowledgement_state, r.verification_state, r.checkpoint_state,
+       r.journal_epoch, r.revision, r.attempt_ordinal, r.observation_ordinal
+  FROM jsonb_to_recordset(%(rows)s) AS r(
+       operation_id text, parent_id text, ordinal integer, operation_namespace text,
+       tenant_id text, delivery_key text, receiver_mutation_key text,
+       mutation_intent_digest text, effect_conflict_domain text, mutation_kind text,
+       generation_end timestamptz, correction_revision integer, scope_from date, scope_to date,
+       first_row bigint, row_count bigint, payload_key text, payload_digest text,
+       payload_document_key text, wire_bytes bigint, state_name text, execution_state text,
+       remote_effect text, acknowledgement_state text, verification_state text,
+       checkpoint_state text, journal_epoch bigint, revision bigint, attempt_ordinal integer,
+       observation_ordinal integer)
+ ORDER BY r.ordinal;
 
 -- name: cas_child
 UPDATE rest_delivery_child
@@ -280,6 +293,18 @@ INSERT INTO rest_delivery_audit (
 VALUES (%(environment_id)s, %(operation_namespace)s, %(tenant_id)s, %(actor)s,
         %(operation_id)s, %(transition_id)s, %(from_state)s, %(to_state)s, %(revision)s,
         %(reconciliation_id)s, %(evidence_digest)s, %(digests)s);
+
+-- name: insert_audits
+-- A batch (UnitOfWork.run_many) of insert_audit rows in one statement, as one jsonb array;
+-- audit ids follow the array order.
+INSERT INTO rest_delivery_audit (
+    environment_id, operation_namespace, tenant_id, actor, operation_id, transition_id,
+    from_state, to_state, revision, reconciliation_id, evidence_digest, digests)
+SELECT %(environment_id)s, r.operation_namespace, r.tenant_id, r.actor, r.operation_id,
+       r.transition_id, r.from_state, r.to_state, r.revision, r.reconciliation_id,
+       r.evidence_digest, r.digests
+  FROM jsonb_populate_recordset(NULL::rest_delivery_audit, %(rows)s) WITH ORDINALITY AS r
+ ORDER BY r.ordinality;
 
 -- name: prior_reconciliation
 SELECT reconciliation_id, evidence_digest FROM rest_delivery_audit

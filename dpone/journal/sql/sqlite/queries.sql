@@ -110,21 +110,22 @@ INSERT INTO rest_delivery_watermark (
     operation_id)
 VALUES (:domain, :lo, :hi, :generation_end, :correction_revision, :operation_id);
 
--- name: insert_child
+-- name: insert_children
+-- A batch (UnitOfWork.run_many): run once per child row with executemany.
 INSERT INTO rest_delivery_child (
     operation_id, parent_id, ordinal, operation_namespace, tenant_id, environment_id,
     delivery_key, receiver_mutation_key, mutation_intent_digest, effect_conflict_domain,
     mutation_kind, generation_end, correction_revision, scope_from, scope_to, first_row,
     row_count, payload_key, payload_digest, payload_document_key, wire_bytes, state_name,
     execution_state, remote_effect, acknowledgement_state, verification_state,
-    checkpoint_state, journal_epoch)
+    checkpoint_state, journal_epoch, revision, attempt_ordinal, observation_ordinal)
 VALUES (
     :operation_id, :parent_id, :ordinal, :operation_namespace, :tenant_id, :environment_id,
     :delivery_key, :receiver_mutation_key, :mutation_intent_digest, :effect_conflict_domain,
     :mutation_kind, :generation_end, :correction_revision, :scope_from, :scope_to, :first_row,
     :row_count, :payload_key, :payload_digest, :payload_document_key, :wire_bytes, :state_name,
     :execution_state, :remote_effect, :acknowledgement_state, :verification_state,
-    :checkpoint_state, :journal_epoch);
+    :checkpoint_state, :journal_epoch, :revision, :attempt_ordinal, :observation_ordinal);
 
 -- name: cas_child
 UPDATE rest_delivery_child
@@ -247,6 +248,15 @@ UPDATE rest_delivery_capacity_reservation
    AND released_at IS NULL;
 
 -- name: insert_audit
+INSERT INTO rest_delivery_audit (
+    environment_id, operation_namespace, tenant_id, actor, operation_id, transition_id,
+    from_state, to_state, revision, reconciliation_id, evidence_digest, digests)
+VALUES (:environment_id, :operation_namespace, :tenant_id, :actor, :operation_id,
+        :transition_id, :from_state, :to_state, :revision, :reconciliation_id,
+        :evidence_digest, :digests);
+
+-- name: insert_audits
+-- A batch (UnitOfWork.run_many) of insert_audit rows, run with executemany.
 INSERT INTO rest_delivery_audit (
     environment_id, operation_namespace, tenant_id, actor, operation_id, transition_id,
     from_state, to_state, revision, reconciliation_id, evidence_digest, digests)
