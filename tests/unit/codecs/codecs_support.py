@@ -226,3 +226,14 @@ def tables(draw: st.DrawFn, max_rows: int = 12) -> tuple[PayloadMapping, list[li
     row = st.tuples(*[st.none() | values(k) if n else values(k) for k, n in pairs])
     rows = draw(st.lists(row, max_size=max_rows))
     return mapping, [list(r) for r in rows]
+
+
+# One edge-case table shape for every row codec: each type, and the rows every codec must carry.
+EDGE_MAPPING = mapping_of(("s", "string"), ("i", "int64"), ("f", "float64"), ("b", "bool"),
+                          ("d", "date"), ("t", "timestamp"))
+T0 = dt.datetime(2026, 8, 1, 0, 0, 1, 601000, tzinfo=UTC)
+EDGE_ROWS: list[list[Any]] = [
+    ["plain", 0, 0.1, True, dt.date(2026, 8, 1), T0],
+    ["", -(2**63), 1e-300, False, dt.date(1, 1, 1), dt.datetime(1, 1, 1, tzinfo=UTC)],
+    [None, 2**63 - 1, -0.0, None, None, None],
+]

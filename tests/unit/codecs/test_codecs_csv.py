@@ -8,7 +8,17 @@ from unittest import mock
 
 import pyarrow as pa
 import pytest
-from codecs_support import mapping_of, read_csv, reference_csv, split, table_of, tables
+from codecs_support import (
+    EDGE_MAPPING,
+    EDGE_ROWS,
+    T0,
+    mapping_of,
+    read_csv,
+    reference_csv,
+    split,
+    table_of,
+    tables,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,13 +26,9 @@ from dpone.codecs import PayloadEncodingError, encode_csv
 from dpone.contracts.profile import CsvCodec
 
 UTC = dt.UTC
-TRICKY = mapping_of(("s", "string"), ("i", "int64"), ("f", "float64"), ("b", "bool"),
-                    ("d", "date"), ("t", "timestamp"))
-T0 = dt.datetime(2026, 8, 1, 0, 0, 1, 601000, tzinfo=UTC)
+TRICKY = EDGE_MAPPING
 ROWS: list[list[Any]] = [
-    ["plain", 0, 0.1, True, dt.date(2026, 8, 1), T0],
-    ["", -(2**63), 1e-300, False, dt.date(1, 1, 1), dt.datetime(1, 1, 1, tzinfo=UTC)],
-    [None, 2**63 - 1, -0.0, None, None, None],
+    *EDGE_ROWS,
     ['say "hi", ok', None, 1e16, True, dt.date(9999, 12, 31),
      dt.datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=UTC)],
     ["line\nbreak\r\nand a lone CR\r", 42, None, False, dt.date(2024, 2, 29), T0],

@@ -10,6 +10,9 @@ from unittest import mock
 import pyarrow as pa
 import pytest
 from codecs_support import (
+    EDGE_MAPPING,
+    EDGE_ROWS,
+    T0,
     mapping_of,
     reference_json_array,
     reference_ndjson,
@@ -25,13 +28,9 @@ from dpone.codecs import PayloadEncodingError, encode_json_array, encode_ndjson
 from dpone.contracts.profile import JsonCodec
 
 UTC = dt.UTC
-MAPPING = mapping_of(("s", "string"), ("i", "int64"), ("f", "float64"), ("b", "bool"),
-                     ("d", "date"), ("t", "timestamp"))
-T0 = dt.datetime(2026, 8, 1, 0, 0, 1, 601000, tzinfo=UTC)
+MAPPING = EDGE_MAPPING
 ROWS: list[list[Any]] = [
-    ["plain", 0, 0.1, True, dt.date(2026, 8, 1), T0],
-    ["", -(2**63), 1e-300, False, dt.date(1, 1, 1), dt.datetime(1, 1, 1, tzinfo=UTC)],
-    [None, 2**63 - 1, -0.0, None, None, None],
+    *EDGE_ROWS,
     ['say "hi", \\ ok', None, 1e16, True, dt.date(9999, 12, 31), T0],
     ["line\nbreak\r\ttab\x00\x1f\x7f\b\f", 42, None, False, dt.date(2024, 2, 29), T0],
     ["Москва-Север 😀 \u2028 é", -1, 123456.789, True, dt.date(2026, 8, 31), T0],
