@@ -11,19 +11,23 @@ from pathlib import Path
 from typing import Any
 
 import _journal_race_worker as worker
+import _race_scenarios as scenarios
 import pytest
 from _journal_support import ENVIRONMENT, admission
 
-from dpone.contracts.journal import TransitionRequest
 from dpone.journal.sqlite import SqliteJournal
 
-RACERS = 8
+RACERS = scenarios.RACERS
 pytestmark = pytest.mark.slow
 
 
 def _race(target: Callable[..., None], racers: int,
           per_racer: Callable[[int], tuple[Any, ...]]) -> list[Any]:
     return worker.race(target, "sqlite", racers, per_racer)
+
+
+def _eight(target: Callable[..., None], per_racer: Callable[[int], tuple[Any, ...]]) -> list[Any]:
+    return _race(target, RACERS, per_racer)
 
 
 @pytest.fixture
@@ -58,34 +62,12 @@ def test_eight_processes_admitting_one_parent_create_one_topology(
 
 def test_racing_cas_updates_have_exactly_one_winner(journal_path: Path,
                                                     lite: SqliteJournal) -> None:
-    child = lite.admit_parent(admission([(0, 10)])).parent.children[0]
-    lease = lite.acquire_lease(child.operation_id, "mutation", "worker-1", 120)
-    request = TransitionRequest(operation_id=child.operation_id,
-                                transition_id="sealed_pre_submit_fence_refused",
-                                expected_revision=child.revision, evidence_kind="admission",
-                                evidence_name="PRE_SUBMIT_FENCE_REFUSED",
-                                facts=("no_request_sent",))
-    outcomes = _race(worker.cas, RACERS, lambda _i: (journal_path, request, lease))
-    statuses = [(status, value) for _i, status, value in outcomes]
-    assert statuses.count(("ok", child.revision + 1)) == 1
-    assert statuses.count(("error", "journal.revision_conflict")) == RACERS - 1
-    assert lite.get_child(child.operation_id).revision == child.revision + 1
+    scenarios.cas_has_one_winner(lite, journal_path, _eight)
 
 
 def test_capacity_is_never_exceeded_by_racing_submits(journal_path: Path,
                                                       lite: SqliteJournal) -> None:
-    scopes = [(n * 3, n * 3 + 3) for n in range(RACERS)]
-    parent = lite.admit_parent(admission(scopes, max_remote_jobs=2)).parent
-    prepared = []
-    for child in parent.children:
-        lease = lite.acquire_lease(child.operation_id, "mutation", f"worker-{child.ordinal}", 120)
-        prepared.append((lite.plan_attempt(child.operation_id, lease), lease, child.revision))
-    outcomes = _race(worker.enter, RACERS, lambda i: (journal_path, *prepared[i]))
-    statuses = [(status, value) for _i, status, value in outcomes]
-    assert statuses.count(("ok", "submitting")) == 2
-    assert statuses.count(("error", "journal.capacity_exhausted")) == RACERS - 2
-    states = [lite.get_child(c.operation_id).state_name for c in parent.children]
-    assert states.count("submitting") == 2
+    scenarios.capacity_is_never_exceeded(lite, journal_path, _eight)
 
 
 def test_racing_migrations_of_a_new_file_apply_once(tmp_path: Path) -> None:
