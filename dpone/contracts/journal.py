@@ -189,6 +189,14 @@ class DeliveryJournalView(Protocol):
 
     def mutation_gate(self, environment_id: str) -> MutationGate: ...
 
+    def now(self) -> dt.datetime:
+        """The journal's database clock (aware UTC), never the worker clock.
+
+        Due times the journal compares with its own clock (``next_check_after``) are computed
+        from this value.
+        """
+        ...
+
 
 class DeliveryJournalPort(DeliveryJournalView, Protocol):
     """Admission, transitions, leases, the pre-submit critical transaction and checkpointing."""
@@ -203,7 +211,18 @@ class DeliveryJournalPort(DeliveryJournalView, Protocol):
     def plan_attempt(self, operation_id: str, lease: Lease) -> AttemptPlan: ...
 
     def enter_submitting(self, attempt: AttemptPlan, marker_digest: str, lease: Lease,
-                         expected_revision: int) -> ChildOperation: ...
+                         expected_revision: int, *, fenced_replay: bool = False
+                         ) -> ChildOperation:
+        """The one critical SUBMITTING transaction for a planned, marker-bound attempt.
+
+        ``fenced_replay=False`` enters from ``sealed`` (``sealed_submit``) or ``retry_wait``
+        (``retry_wait_due``). ``fenced_replay=True`` asserts that the plan's mutation fence is
+        certified in this environment and the replay budget remains: it re-enters from
+        ``submitting`` (``submitting_fenced_replay``) or ``submitting_fenced_replay``
+        (``replay_again``), only under the mutation lease that entered the latest attempt,
+        recording that attempt's outcome and releasing its reservation in the same transaction.
+        """
+        ...
 
     def transition(self, request: TransitionRequest, lease: Lease) -> ChildOperation: ...
 

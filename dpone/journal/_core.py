@@ -40,7 +40,10 @@ from dpone.contracts.state import (
 MARKER_SCHEMA_ID = "dpone.may_attempt_marker.v1"
 PARENT_ID_PREFIX = "op_v1_"
 SUBMIT_TRANSITIONS = {"sealed": "sealed_submit", "retry_wait": "retry_wait_due"}
-"""The transitions ``enter_submitting`` takes, by the source tuple name."""
+"""The transitions ``enter_submitting`` takes for a first attempt or a due retry, by source."""
+REPLAY_TRANSITIONS = {"submitting": "submitting_fenced_replay",
+                      "submitting_fenced_replay": "replay_again"}
+"""The same-key fenced replays ``enter_submitting(fenced_replay=True)`` takes, by source."""
 
 MAX_OBSERVATIONS_PER_OPERATION = 64
 """Verbose observations kept per operation; older ones are pruned (the receipt stays)."""

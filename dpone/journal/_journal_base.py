@@ -8,6 +8,7 @@ spec makes durable (admission, SUBMITTING, transitions, promotion, gate changes,
 
 from __future__ import annotations
 
+import datetime as dt
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
@@ -102,6 +103,10 @@ class JournalBase(ABC):
         row = self._environment_row(environment_id)
         return "BLOCKED" if row and row["mutation_gate"] == "BLOCKED" else "OPEN"
 
+    def now(self) -> dt.datetime:
+        """The database clock, aware UTC: the clock every lease and due time is decided by."""
+        return self._run(lambda tx: tx.now(), "read").astimezone(dt.UTC)
+
     # -- admission, leases, attempts, transitions ----------------------------------------------
 
     def admit_parent(self, request: ParentAdmission) -> AdmissionResult:
@@ -140,10 +145,11 @@ class JournalBase(ABC):
         return self._run(lambda tx: _submit_rules.plan_attempt(tx, operation_id, lease), "write")
 
     def enter_submitting(self, attempt: AttemptPlan, marker_digest: str, lease: Lease,
-                         expected_revision: int) -> ChildOperation:
+                         expected_revision: int, *, fenced_replay: bool = False) -> ChildOperation:
         contract = self.contract
         return self._run(lambda tx: _submit_rules.enter_submitting(
-            tx, contract, attempt, marker_digest, lease, expected_revision), "critical")
+            tx, contract, attempt, marker_digest, lease, expected_revision,
+            fenced_replay=fenced_replay), "critical")
 
     def transition(self, request: TransitionRequest, lease: Lease) -> ChildOperation:
         contract = self.contract

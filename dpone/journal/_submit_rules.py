@@ -7,6 +7,11 @@ transaction rechecks the mutation gate and epoch, holds the effect domain and re
 overlap fence, reserves one remote-job slot (never more than ``max_remote_jobs``), appends the
 attempt bound to the marker digest and CAS-es the child to SUBMITTING. Reservations are
 repaired by attempt id.
+
+A certified same-key fenced replay (``fenced_replay=True``) re-enters SUBMITTING from a
+SUBMITTING tuple through the same transaction: only the mutation lease that entered the latest
+attempt may replay; the previous attempt's outcome is recorded and its reservation released
+before the new slot is reserved, so a domain with one remote-job slot can replay.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from dpone.contracts._errors import DponeError
 from dpone.contracts.journal import AttemptPlan, ChildOperation, Lease
 from dpone.contracts.state import Evidence, StateContract, TriggerKind
 from dpone.journal._core import (
+    REPLAY_TRANSITIONS,
     SUBMIT_TRANSITIONS,
     attempt_id,
     check_lease_identity,
@@ -36,21 +42,34 @@ from dpone.journal._steps import (
     require_child,
     require_parent,
 )
+from dpone.journal._transition_rules import check_submit_holder
 from dpone.journal._unit import UnitOfWork
 
 HOLDING_EXECUTION = frozenset({"SUBMITTING", "ACCEPTED", "WAITING", "VERIFYING"})
 
 
-def submittable(row: dict[str, Any], expected_revision: int) -> str:
-    """The transition that takes ``row`` into SUBMITTING, or the refusal."""
-    transition_id = SUBMIT_TRANSITIONS.get(str(row["state_name"]))
-    if transition_id is not None:
-        return transition_id
+def submittable(row: dict[str, Any], expected_revision: int, *,
+                fenced_replay: bool | None = None) -> str:
+    """The transition that takes ``row`` into SUBMITTING, or the refusal.
+
+    ``fenced_replay`` False admits a first attempt or a due retry only, True a same-key fenced
+    replay from a SUBMITTING tuple only; None (attempt planning) admits either.
+    """
+    state = str(row["state_name"])
+    first, replay = SUBMIT_TRANSITIONS.get(state), REPLAY_TRANSITIONS.get(state)
+    if first is not None and fenced_replay is not True:
+        return first
+    if replay is not None and fenced_replay is not False:
+        return replay
     code = ("journal.revision_conflict" if int(row["revision"]) != expected_revision
             else "journal.illegal_transition")
+    reason = ("a fenced replay starts only from SUBMITTING; a first attempt or a due retry "
+              "enters without fenced_replay" if first is not None else
+              "a takeover after SUBMITTING is observation or reconciliation only; only a "
+              "certified same-key fenced replay by the submitting lease re-enters it")
     raise DponeError(code=code, operation_id=row["operation_id"],
-                     message=f"{row['state_name']} at revision {row['revision']} cannot enter "
-                     "SUBMITTING; a takeover after SUBMITTING is observation or reconciliation only")
+                     message=f"{state} at revision {row['revision']} cannot enter SUBMITTING"
+                     f"{' as a fenced replay' if fenced_replay else ''}; {reason}")
 
 
 def plan_attempt(tx: UnitOfWork, operation_id: str, lease: Lease) -> AttemptPlan:
@@ -58,6 +77,7 @@ def plan_attempt(tx: UnitOfWork, operation_id: str, lease: Lease) -> AttemptPlan
     live_lease(tx, lease)
     row = require_child(tx, operation_id)
     submittable(row, int(row["revision"]))
+    check_submit_holder(tx, row, lease)  # a replay is planned only by the submitting lease
     epoch, _gate = environment(tx)
     parent = require_parent(tx, row["parent_id"])
     ordinal = int(row["attempt_ordinal"]) + 1
@@ -122,7 +142,12 @@ def _submit_evidence(tx: UnitOfWork, row: dict[str, Any],
                      transition_id: str) -> Evidence:
     facts = {"may_attempt_marker_durable", "capacity_reserved", "mutation_gate_open"}
     kind, name = TriggerKind.INTERNAL, "MAY_ATTEMPT_MARKER_BOUND"
-    if transition_id == "retry_wait_due":
+    if transition_id in REPLAY_TRANSITIONS.values():
+        # The caller asserts both facts: the plan's mutation fence is certified in this
+        # environment and the replay budget remains.
+        kind, name = TriggerKind.TRANSPORT, "CERTIFIED_FENCE_PERMITS_REPLAY"
+        facts |= {"certified_remote_fence", "retry_budget_remaining"}
+    elif transition_id == "retry_wait_due":
         kind, name = TriggerKind.TIMER, "RETRY_DELAY_ELAPSED"
         facts.add("retry_budget_remaining")
         due = tx.codec.optional_moment(row["next_check_after"])
@@ -132,7 +157,8 @@ def _submit_evidence(tx: UnitOfWork, row: dict[str, Any],
 
 
 def enter_submitting(tx: UnitOfWork, contract: StateContract, attempt: AttemptPlan, digest: str,
-                     lease: Lease, expected_revision: int) -> ChildOperation:
+                     lease: Lease, expected_revision: int, *,
+                     fenced_replay: bool = False) -> ChildOperation:
     check_lease_identity(lease, attempt.operation_id, {"mutation"})
     lease_epoch = int(live_lease(tx, lease)["journal_epoch"])
     epoch, gate = environment(tx, lock="share")
@@ -143,11 +169,12 @@ def enter_submitting(tx: UnitOfWork, contract: StateContract, attempt: AttemptPl
     row = require_child(tx, attempt.operation_id)
     if tx.lock_domains([row["effect_conflict_domain"]]):
         row = require_child(tx, attempt.operation_id)
-    transition_id = submittable(row, expected_revision)
+    transition_id = submittable(row, expected_revision, fenced_replay=fenced_replay)
     if int(row["revision"]) != expected_revision:
         raise DponeError(code="journal.revision_conflict", operation_id=row["operation_id"],
                          message=f"expected revision {expected_revision}, the journal holds "
                          f"{row['revision']}")
+    previous = check_submit_holder(tx, row, lease) if fenced_replay else None
     marker_epoch = check_binding(row, attempt, digest, expected_revision)
     for label, granted in (("lease", lease_epoch), ("marker", marker_epoch)):
         if granted != epoch:
@@ -168,6 +195,12 @@ def enter_submitting(tx: UnitOfWork, contract: StateContract, attempt: AttemptPl
         scope=bounds, operation_id=row["operation_id"]), rows, marks)
     if refusal is not None:
         raise refusal
+    if previous is not None:
+        # The replayed attempt ends here: its outcome is this transition and its slot is
+        # released before the new attempt reserves one.
+        tx.run("record_attempt_outcome", operation_id=row["operation_id"],
+               attempt_ordinal=int(row["attempt_ordinal"]), outcome=transition_id)
+        tx.run("release_reservation", attempt_id=previous["attempt_id"], reason="fenced_replay")
     _reserve(tx, row, attempt)
     tx.run("insert_attempt", attempt_id=attempt.attempt_id, operation_id=row["operation_id"],
            attempt_ordinal=attempt.attempt_ordinal, marker_key=attempt.marker_key,

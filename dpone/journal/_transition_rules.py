@@ -39,16 +39,22 @@ _PROMOTION = Evidence(kind=TriggerKind.CHECKPOINT, name="CONTIGUOUS_FRONTIER_REA
                       facts=frozenset({"contiguous_frontier"}))
 
 
-def check_submit_holder(tx: UnitOfWork, row: dict[str, Any], lease: Lease) -> None:
-    """After SUBMITTING only the lease that submitted records its outcome under mutation."""
+def check_submit_holder(tx: UnitOfWork, row: dict[str, Any],
+                        lease: Lease) -> dict[str, Any] | None:
+    """After SUBMITTING only the lease that submitted records its outcome or replays.
+
+    Returns the latest attempt row when the check applies (a mutation lease on a SUBMITTING
+    tuple), else None.
+    """
     if lease.kind != "mutation" or row["execution_state"] != "SUBMITTING":
-        return
+        return None
     attempt = tx.one("latest_attempt", operation_id=row["operation_id"])
     if attempt is None or (attempt["lease_holder"], int(attempt["lease_token"])) != (
             lease.holder, lease.token):
         raise DponeError(code="journal.lease_lost", operation_id=row["operation_id"],
                          message="another mutation lease entered SUBMITTING for this attempt; "
                          "a takeover is observation or reconciliation only")
+    return attempt
 
 
 def _raise_watermark(tx: UnitOfWork, row: dict[str, Any]) -> None:

@@ -3,13 +3,17 @@
 ``journal`` is parametrized by adapter name (``ADAPTERS``); each factory builds an empty,
 migrated journal for one test. A PostgreSQL test gets its own randomly named schema
 (``search_path`` set through the DSN's ``options``), migrated from scratch and dropped after.
+``reservations`` reads the capacity reservations of the same store (the port does not expose
+them); the SQLite conftest overrides both.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+import psycopg
 import pytest
+from _journal_reservations import QUERY, Reservations, reservation_map
 from _journal_schema import migrated_schema
 from _journal_support import ENVIRONMENT
 
@@ -40,3 +44,13 @@ ADAPTERS: dict[str, Callable[[pytest.FixtureRequest], Iterator[DeliveryJournalPo
 @pytest.fixture(params=sorted(ADAPTERS))
 def journal(request: pytest.FixtureRequest) -> Iterator[DeliveryJournalPort]:
     yield from ADAPTERS[request.param](request)
+
+
+@pytest.fixture
+def reservations(journal_dsn: str) -> Reservations:
+    def read(operation_id: str) -> dict[str, str | None]:
+        with psycopg.connect(journal_dsn) as conn:
+            return reservation_map(conn.execute(QUERY.format("%s"),
+                                                (operation_id,)).fetchall())
+
+    return read

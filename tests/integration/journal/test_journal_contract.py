@@ -199,8 +199,8 @@ def test_expired_mutation_lease_after_submit_allows_observation_only(
     time.sleep(2.2)
     takeover = journal.acquire_lease(operation_id, "mutation", "worker-2", 60)
     with pytest.raises(DponeError) as replan:
-        journal.plan_attempt(operation_id, takeover)
-    assert _code(replan) == "journal.illegal_transition"
+        journal.plan_attempt(operation_id, takeover)  # not even a fenced replay
+    assert _code(replan) == "journal.lease_lost"
     with pytest.raises(DponeError) as outcome:
         sync_success(journal, child, takeover)
     assert _code(outcome) == "journal.lease_lost"
@@ -439,9 +439,11 @@ def test_submit_transitions_only_go_through_enter_submitting(
     with pytest.raises(DponeError) as again:
         journal.enter_submitting(plan, marker_digest(plan.marker), lease, child.revision)
     assert _code(again) == "journal.revision_conflict"
-    with pytest.raises(DponeError) as replan:
-        journal.plan_attempt(child.operation_id, lease)
-    assert _code(replan) == "journal.illegal_transition"
+    replay = journal.plan_attempt(child.operation_id, lease)  # only a fenced replay may use it
+    with pytest.raises(DponeError) as unfenced:
+        journal.enter_submitting(replay, marker_digest(replay.marker), lease, submitted.revision)
+    assert _code(unfenced) == "journal.illegal_transition"
+    assert "observation or reconciliation only" in unfenced.value.message
     assert journal.get_child(child.operation_id) == submitted
 
 

@@ -136,6 +136,22 @@ def test_sync_async_and_certified_replay_paths(contract) -> None:
     assert contract.transitions["replay_again"].source == "submitting_fenced_replay"
 
 
+def test_a_throttle_beyond_the_budget_ends_unknown_without_replay(contract) -> None:
+    for transition_id, source in (("submitting_throttled_beyond_budget", "submitting"),
+                                  ("replay_throttled_beyond_budget", "submitting_fenced_replay")):
+        throttled = contract.transitions[transition_id]
+        assert (throttled.source, throttled.target) == (
+            source, "final_not_accepted_unknown_unverified")
+        assert throttled.automatic and throttled.lease is LeaseKind.MUTATION
+        assert (throttled.trigger.kind, throttled.trigger.evidence) == (
+            TriggerKind.SUBMIT_RESPONSE, "RETRY_AFTER_EXCEEDS_BUDGET")
+        assert throttled.requires == frozenset({"response_recorded", "retry_unavailable"})
+        assert throttled.advances == ()
+        assert throttled.error_codes == ("REST_DELIVERY_RETRY_AFTER_EXCEEDS_BUDGET",)
+        assert _only(contract, source, "RETRY_AFTER_EXCEEDS_BUDGET") == [
+            "final_not_accepted_unknown_unverified"]
+
+
 def test_acknowledgement_is_preserved_through_effect_resolution(contract) -> None:
     finals: dict[str, set[str]] = {}
     for state in contract.tuples.values():

@@ -1,15 +1,18 @@
 """The journal contract suite against SQLite: ``journal`` is a fresh, migrated database file.
 
-This fixture overrides the adapter-parametrized ``journal`` of the parent conftest for the
-tests in this folder, so the re-exported contract tests run against ``SqliteJournal``.
+This fixture overrides the adapter-parametrized ``journal`` (and ``reservations``) of the
+parent conftest for the tests in this folder, so the re-exported contract tests run against
+``SqliteJournal``.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _journal_reservations import QUERY, Reservations, reservation_map
 from _journal_support import ENVIRONMENT
 
 from dpone.contracts.journal import DeliveryJournalPort
@@ -33,3 +36,16 @@ def journal(request: pytest.FixtureRequest, journal_path: Path) -> Iterator[Deli
         yield adapter
     finally:
         adapter.close()
+
+
+@pytest.fixture
+def reservations(journal_path: Path) -> Reservations:
+    def read(operation_id: str) -> dict[str, str | None]:
+        conn = sqlite3.connect(journal_path)
+        try:
+            return reservation_map(conn.execute(QUERY.format("?"),
+                                                (operation_id,)).fetchall())
+        finally:
+            conn.close()
+
+    return read
