@@ -6,6 +6,8 @@ import click
 
 from dpone import __version__
 from dpone.cli.compile import check, plan
+from dpone.cli.deliver import deliver_command
+from dpone.cli.delivery import delivery
 from dpone.cli.docs import docs
 from dpone.cli.receiver import receiver
 from dpone.cli.seal import seal
@@ -20,6 +22,8 @@ def cli() -> None:
 cli.add_command(check)
 cli.add_command(plan)
 cli.add_command(seal)
+cli.add_command(deliver_command)
+cli.add_command(delivery)
 cli.add_command(docs)
 cli.add_command(receiver)
 

@@ -2,85 +2,22 @@
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import json
-import sys
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
-from pydantic import ValidationError
 
-from dpone.artifacts import LocalArtifactStore, open_artifact_store
+from dpone.artifacts import open_artifact_store
+from dpone.cli._inputs import Progress, load_plan, parent_file
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
 from dpone.codecs import PayloadEncodingError
-from dpone.compiler import compile_workload
 from dpone.contracts import DponeError
-from dpone.contracts.plan import RestDeliveryPlan
-from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.contracts.sealed import SealedTopology
 from dpone.contracts.source_parent import SourceParent
 from dpone.executor.seal import seal_all
 from dpone.executor.source import freeze_source
-from dpone.plans import read_plan
-
-_PLAN_DIGEST_PREFIX = "sha256:"
-
-
-def _load_plan(target: str, registry: Path, plans: Path) -> tuple[RestDeliveryPlan, str]:
-    """A workload path compiles on the fly; ``sha256:<hex>`` reads a stored plan."""
-    if target.startswith(_PLAN_DIGEST_PREFIX):
-        document = read_plan(plans, target)
-        try:
-            plan = RestDeliveryPlan.model_validate_json(json.dumps(document))
-        except ValidationError as error:
-            raise DponeError(code="contract.schema_invalid",
-                             message=f"plan {target} is not a dpone.rest_delivery_plan.v1: "
-                                     f"{error.error_count()} error(s)") from error
-        return plan, target
-    compiled = compile_workload(Path(target), registry, workload_display=target,
-                                registry_display=str(registry))
-    return compiled.plan, compiled.digest
-
-
-@contextlib.contextmanager
-def _parent_file(store: ImmutableArtifactPort, parent: SourceParent) -> Iterator[Path]:
-    """A local path of the parent's IPC file: the store's own file, or a scratch copy."""
-    if isinstance(store, LocalArtifactStore):
-        yield store.root / parent.artifact.key
-        return
-    with tempfile.TemporaryDirectory(prefix="dpone-seal-") as scratch:
-        path = Path(scratch) / "parent.arrow"
-        with path.open("wb") as handle:
-            for chunk in store.open_stream(parent.artifact.key):
-                handle.write(chunk)
-        yield path
-
-
-class _Progress:
-    """Sealing progress on stderr: a bar on a terminal, plain lines otherwise."""
-
-    def __init__(self) -> None:
-        self._tty = sys.stderr.isatty()
-        self._stack = contextlib.ExitStack()
-        self._bar: Any = None
-        self._shown = 0
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self._tty:
-            click.echo(f"sealed child {done}/{total}", err=True)
-            return
-        if self._bar is None:
-            bar: Any = click.progressbar(length=total, label="sealing", file=sys.stderr)
-            self._bar = self._stack.enter_context(bar)
-        self._bar.update(done - self._shown)
-        self._shown = done
-
-    def close(self) -> None:
-        self._stack.close()
 
 
 def _summary(parent: SourceParent, topology: SealedTopology) -> dict[str, Any]:
@@ -177,14 +114,14 @@ def seal(target: str, registry: Path, interval_start: dt.datetime, interval_end:
     """
 
     def body() -> int:
-        plan, plan_digest = _load_plan(target, registry, plans)
+        plan, plan_digest = load_plan(target, registry, plans)
         store = open_artifact_store(artifacts_url)
         parent = freeze_source(plan, registry_root=registry,
                                interval_start=interval_start.date(),
                                interval_end=interval_end.date(), artifacts=store)
-        progress = _Progress()
+        progress = Progress("sealing", "sealed child")
         try:
-            with _parent_file(store, parent) as path:
+            with parent_file(store, parent) as path:
                 topology = seal_all(plan, plan_digest, parent, path, store, progress=progress)
         finally:
             progress.close()

@@ -99,7 +99,8 @@ REST_DELIVERY_ERRORS: tuple[ErrorSpec, ...] = (
 
 
 def _ce(code: str, action: str, exit_class: int = 2) -> ErrorSpec:
-    retry = {2: _R.AFTER_FIX, 3: _R.WHEN_AVAILABLE}.get(exit_class, _R.RECONCILIATION_ONLY)
+    retry = {2: _R.AFTER_FIX, 3: _R.WHEN_AVAILABLE, 5: _R.NEVER}.get(exit_class,
+                                                                  _R.RECONCILIATION_ONLY)
     return ErrorSpec(code, ExitClass(exit_class), retry, action, _S.ERROR, _E.NONE)
 
 
@@ -175,6 +176,12 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
         "environment; SQLite is for local development."),
     _ce("credential.unavailable", "Provide the credential through env:, file: or "
         "DPONE_CONN_<REF>_<FIELD>.", exit_class=3),
+    _ce("receiver.unavailable", "The receiver did not answer read-only observation within its "
+        "budget; the receipt is kept: run `dpone deliver` again to resume observing.",
+        exit_class=3),
+    _ce("receiver.terminal_failure", "The receiver ended the job as failed or cancelled and its "
+        "counters prove no row applied: fix the cause, then deliver a new generation.",
+        exit_class=5),
     _ce("plan.not_found", "Compile the plan with `dpone plan` first, or fix the digest."),
     _ce("plan.digest_mismatch", "The plan file was altered; recompile it."),
 )

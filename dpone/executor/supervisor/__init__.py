@@ -3,26 +3,32 @@
 This package sees the journal, the artifact store and the network only through their ports
 (:class:`~dpone.contracts.journal.DeliveryJournalPort`,
 :class:`~dpone.contracts.ports.ImmutableArtifactPort`,
-:class:`~dpone.executor.transport.RestTransportPort`). :func:`deliver_sync` covers the
-synchronous batch family.
+:class:`~dpone.executor.transport.RestTransportPort`). :func:`deliver` covers both protocol
+families: the synchronous batch and the asynchronous bulk job with receipt polling.
 """
 
 from dpone.executor.supervisor._admission import parent_admission
-from dpone.executor.supervisor._request import outbound_request
+from dpone.executor.supervisor._context import ACTIONS
+from dpone.executor.supervisor._deliver import deliver, deliver_sync
+from dpone.executor.supervisor._request import outbound_request, poll_request
 from dpone.executor.supervisor._results import (
     ChildReceipt,
     DeliveryBlocked,
     DeliveryCompleted,
+    DeliveryPending,
     DeliveryResult,
 )
-from dpone.executor.supervisor._sync import deliver_sync
 
 __all__ = [
+    "ACTIONS",
     "ChildReceipt",
     "DeliveryBlocked",
     "DeliveryCompleted",
+    "DeliveryPending",
     "DeliveryResult",
+    "deliver",
     "deliver_sync",
     "outbound_request",
     "parent_admission",
+    "poll_request",
 ]

@@ -1,10 +1,12 @@
-"""What one supervised delivery returns: completed, or blocked with its evidence.
+"""What one supervised delivery returns: completed, pending on a durable receipt, or blocked.
 
-``DeliveryPending`` (the async ``poll_receipt`` continuation) joins these with the async family.
+``DeliveryPending`` is returned only after the receipt and its next-check bound are durable in
+the journal; its one continuation is the read-only ``poll_receipt``.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Literal
 
 from dpone.contracts import ERROR_CATALOG, RemoteEffect, StrictModel
@@ -51,4 +53,22 @@ class DeliveryBlocked(StrictModel):
         return ERROR_CATALOG[self.code].operator_action
 
 
-DeliveryResult = DeliveryCompleted | DeliveryBlocked
+class DeliveryPending(StrictModel):
+    """One asynchronous child holds a durable receipt; observe it again after ``next_check_after``.
+
+    The only continuation is ``poll_receipt`` under an observation lease: nothing is resent.
+    """
+
+    kind: Literal["pending"] = "pending"
+    continuation: Literal["poll_receipt"] = "poll_receipt"
+    parent_id: str
+    operation_id: str
+    ordinal: int
+    state_name: str
+    receipt: dict[str, str | int]
+    next_check_after: dt.datetime | None
+    checkpoint_frontier: int
+    children_total: int
+
+
+DeliveryResult = DeliveryCompleted | DeliveryPending | DeliveryBlocked

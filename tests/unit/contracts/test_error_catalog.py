@@ -154,7 +154,8 @@ def test_compile_codes_are_dotted_lowercase_errors(spec: ErrorSpec) -> None:
     assert spec.severity is S.ERROR
     assert spec.evidence is E.NONE
     expected_retry = {ExitClass.INVALID: R.AFTER_FIX, ExitClass.UNAVAILABLE: R.WHEN_AVAILABLE,
-                      ExitClass.EFFECT_UNCERTAIN: R.RECONCILIATION_ONLY}[spec.exit_class]
+                      ExitClass.EFFECT_UNCERTAIN: R.RECONCILIATION_ONLY,
+                      ExitClass.TERMINAL_FAILURE: R.NEVER}[spec.exit_class]
     assert spec.retryability is expected_retry
 
 

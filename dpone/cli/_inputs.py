@@ -1,0 +1,122 @@
+"""What the executing commands share: the plan, the stores, the journal and the transport.
+
+A workload path compiles on the fly and ``sha256:<hex>`` reads a stored plan; the artifact store
+is a directory, ``file://`` or ``s3://`` URL; the journal is a SQLite file (local development)
+or a ``postgresql://`` URL (production). Optional drivers are imported only when used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+from pydantic import ValidationError
+
+from dpone.artifacts import LocalArtifactStore
+from dpone.compiler import compile_workload
+from dpone.contracts import DponeError
+from dpone.contracts.journal import DeliveryJournalPort
+from dpone.contracts.plan import RestDeliveryPlan
+from dpone.contracts.ports import ImmutableArtifactPort
+from dpone.contracts.source_parent import SourceParent
+from dpone.journal.sqlite import SqliteJournal
+from dpone.plans import read_plan, write_plan
+
+PLAN_DIGEST_PREFIX = "sha256:"
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+DEFAULT_JOURNAL = ".dpone/journal.sqlite3"
+
+
+def load_plan(target: str, registry: Path, plans: Path, *,
+              persist: bool = False) -> tuple[RestDeliveryPlan, str]:
+    """A workload path compiles on the fly; ``sha256:<hex>`` reads a stored plan.
+
+    With ``persist`` a compiled plan is also stored create-if-absent under ``plans``: the
+    journal refers to it by digest, and recovery reads it from there.
+    """
+    if target.startswith(PLAN_DIGEST_PREFIX):
+        document = read_plan(plans, target)
+        try:
+            plan = RestDeliveryPlan.model_validate_json(json.dumps(document))
+        except ValidationError as error:
+            raise DponeError(code="contract.schema_invalid",
+                             message=f"plan {target} is not a dpone.rest_delivery_plan.v1: "
+                                     f"{error.error_count()} error(s)") from error
+        return plan, target
+    compiled = compile_workload(Path(target), registry, workload_display=target,
+                                registry_display=str(registry))
+    if persist:
+        write_plan(plans, compiled.digest, compiled.canonical)
+    return compiled.plan, compiled.digest
+
+
+@contextlib.contextmanager
+def parent_file(store: ImmutableArtifactPort, parent: SourceParent) -> Iterator[Path]:
+    """A local path of the parent's IPC file: the store's own file, or a scratch copy."""
+    if isinstance(store, LocalArtifactStore):
+        yield store.root / parent.artifact.key
+        return
+    with tempfile.TemporaryDirectory(prefix="dpone-seal-") as scratch:
+        path = Path(scratch) / "parent.arrow"
+        with path.open("wb") as handle:
+            for chunk in store.open_stream(parent.artifact.key):
+                handle.write(chunk)
+        yield path
+
+
+def open_journal(url: str, *, environment_id: str,
+                 tier: str = "development") -> DeliveryJournalPort:
+    """The journal at ``url``, migrated: ``postgresql://...`` or a SQLite path (``sqlite:///``)."""
+    if url.startswith(POSTGRES_SCHEMES):
+        from dpone.journal.postgres import PostgresJournal  # noqa: PLC0415 - optional driver
+
+        postgres = PostgresJournal(url, environment_id=environment_id,
+                                   require_durability=tier == "production")
+        postgres.migrate()
+        return postgres
+    path = Path(url.removeprefix("sqlite:///"))  # sqlite:///rel/path, sqlite:////abs/path
+    if tier != "development":
+        raise DponeError(code="journal.sqlite_in_production",
+                         message=f"environment {environment_id!r} is {tier}: its journal must be "
+                         "a postgresql:// URL")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sqlite = SqliteJournal(path, environment_id=environment_id)
+    sqlite.migrate()
+    return sqlite
+
+
+def close_quietly(resource: Any) -> None:
+    close = getattr(resource, "close", None)
+    if close is not None:
+        with contextlib.suppress(Exception):
+            close()
+
+
+class Progress:
+    """Progress on stderr: a bar on a terminal, plain lines otherwise."""
+
+    def __init__(self, label: str, noun: str) -> None:
+        self._label, self._noun = label, noun
+        self._tty = sys.stderr.isatty()
+        self._stack = contextlib.ExitStack()
+        self._bar: Any = None
+        self._shown = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self._tty:
+            click.echo(f"{self._noun} {done}/{total}", err=True)
+            return
+        if self._bar is None:
+            bar: Any = click.progressbar(length=total, label=self._label, file=sys.stderr)
+            self._bar = self._stack.enter_context(bar)
+        self._bar.update(done - self._shown)
+        self._shown = done
+
+    def close(self) -> None:
+        self._stack.close()

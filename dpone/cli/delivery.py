@@ -1,0 +1,186 @@
+"""`dpone delivery inspect`: the journal's view of one delivery, read-only.
+
+``--operation-id`` takes a parent id (``op_v1_<hex>``) or a child id (``op_v1_<hex>_NNNN``).
+The report shows every outcome axis per child, the checkpoint frontier, artifact ids, the
+receipt's age and certified TTL horizon (when the plan is in the plan store), attempts, and
+the machine-readable allowed next actions. It never shows headers, credentials, payload rows or
+response bodies: only journal facts and bounded receipt scalars.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import click
+
+from dpone.cli._inputs import DEFAULT_JOURNAL, close_quietly, open_journal
+from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
+from dpone.cli._report import child_rows, render_table
+from dpone.contracts import DponeError
+from dpone.contracts.journal import ChildOperation, DeliveryJournalView, ParentOperation
+from dpone.contracts.plan import RestDeliveryPlan
+from dpone.executor.supervisor import ACTIONS
+from dpone.plans import read_plan
+
+_CHILD_ID = re.compile(r"^(op_v1_[0-9a-f]{64})_[0-9]{4,}$")
+_PARENT_ID = re.compile(r"^op_v1_[0-9a-f]{64}$")
+
+
+def allowed_actions(child: ChildOperation) -> list[str]:
+    """What may happen next to ``child``; never a resend of a possibly-applied request."""
+    if child.axes.checkpoint_state == "PROMOTED":
+        return []
+    if child.axes.checkpoint_state == "ELIGIBLE":
+        return ["promote_checkpoint"]
+    if child.state_name in ("sealed", "retry_wait"):
+        return ["resume_delivery"]
+    if child.state_name in ("accepted", "waiting"):
+        return ["poll_receipt"]
+    if child.state_name.startswith("verifying_"):
+        return ["verify_counters"]
+    if child.state_name in ("submitting", "submitting_fenced_replay"):
+        return ["wait_for_mutation_lease", "inspect_evidence"]
+    return list(ACTIONS.get(child.last_error_code or "", ("inspect_evidence",)))
+
+
+def _plan(plans: Path, digest: str) -> RestDeliveryPlan | None:
+    try:
+        return RestDeliveryPlan.model_validate_json(json.dumps(read_plan(plans, digest)))
+    except (DponeError, ValueError):
+        return None
+
+
+def _receipt_clock(journal: DeliveryJournalView, child: ChildOperation, now: dt.datetime,
+                   ttl_s: int | None) -> dict[str, Any]:
+    """Age of the receipt (from the attempt that recorded it) and its certified TTL horizon."""
+    if not child.receipt:
+        return {}
+    recorded = [a["outcome_at"] for a in journal.list_attempts(child.operation_id)
+                if a.get("outcome_at") is not None]
+    if not recorded:
+        return {}
+    at = max(recorded)
+    clock: dict[str, Any] = {"receipt_recorded_at": at.isoformat(),
+                             "receipt_age_s": int((now - at).total_seconds())}
+    if ttl_s is not None:
+        clock["receipt_ttl_horizon"] = (at + dt.timedelta(seconds=ttl_s)).isoformat()
+    return clock
+
+
+def _document(journal: DeliveryJournalView, parent: ParentOperation, only: str | None,
+              plan: RestDeliveryPlan | None) -> dict[str, Any]:
+    now = journal.now()
+    ttl = plan.profile.snapshot.timeouts.receipt_ttl_s if plan is not None else None
+    by_id = {child.operation_id: child for child in parent.children}
+    rows = []
+    for row in child_rows(parent):
+        if only is not None and row["operation_id"] != only:
+            continue
+        child = by_id[row["operation_id"]]
+        row["allowed_actions"] = allowed_actions(child)
+        row["attempts"] = [{"attempt_ordinal": a["attempt_ordinal"], "marker_key": a["marker_key"],
+                            "outcome": a.get("outcome"),
+                            "started_at": a["started_at"].isoformat()}
+                           for a in journal.list_attempts(child.operation_id)]
+        row.update(_receipt_clock(journal, child, now, ttl))
+        rows.append(row)
+    pending = [child for child in sorted(parent.children, key=lambda c: c.ordinal)
+               if child.axes.checkpoint_state != "PROMOTED"]
+    document: dict[str, Any] = {
+        "schema": "dpone.delivery_inspection.v1",
+        "parent_id": parent.parent_id, "logical_route_id": parent.logical_route_id,
+        "plan_digest": parent.plan_digest, "parent_plan_digest": parent.parent_plan_digest,
+        "mutation_kind": parent.mutation_kind,
+        "generation": parent.generation.model_dump(mode="json"),
+        "boundary": {"from": parent.boundary_from.isoformat(),
+                     "to": parent.boundary_to.isoformat()},
+        "checkpoint_frontier": parent.checkpoint_frontier,
+        "children_total": len(parent.children),
+        "complete": not pending,
+        "next_actions": allowed_actions(pending[0]) if pending else [],
+        "journal_now": now.isoformat(),
+        "children": rows,
+    }
+    if plan is not None:
+        document["profile"] = plan.profile.snapshot.ref
+        document["authority"] = plan.binding.snapshot.authority
+    return document
+
+
+def _text(document: dict[str, Any]) -> str:
+    lines = [f"delivery {document['parent_id']}",
+             f"  route {document['logical_route_id']}  {document['mutation_kind']}  boundary "
+             f"[{document['boundary']['from']}, {document['boundary']['to']})",
+             f"  frontier {document['checkpoint_frontier']}/{document['children_total']}"
+             + ("  complete" if document["complete"] else ""),
+             f"  plan {document['plan_digest']}"]
+    if "profile" in document:
+        lines.append(f"  profile {document['profile']} -> {document['authority']}")
+    lines += ["", render_table(document["children"]), ""]
+    for child in document["children"]:
+        if child["last_error_code"] or child["allowed_actions"]:
+            detail = [f"  child {child['ordinal']} {child['operation_id']}"]
+            if child["last_error_code"]:
+                detail.append(f"    error {child['last_error_code']}")
+            if "receipt_age_s" in child:
+                detail.append(f"    receipt age {child['receipt_age_s']} s"
+                              + (f", certified until {child['receipt_ttl_horizon']}"
+                                 if "receipt_ttl_horizon" in child else ""))
+            detail.append(f"    payload {child['payload_key']}")
+            detail.append(f"    allowed next actions: {', '.join(child['allowed_actions'])}")
+            lines += detail
+    lines.append(f"next actions: {', '.join(document['next_actions']) or 'none (complete)'}")
+    return "\n".join(lines)
+
+
+@click.group()
+def delivery() -> None:
+    """Inspect deliveries recorded in the journal (read-only)."""
+
+
+@delivery.command()
+@click.option("--operation-id", "operation_id", required=True,
+              help="A delivery (parent) id or one child's operation id.")
+@click.option("--environment", "environment_id", default="local-dev", show_default=True,
+              help="The environment id the journal is scoped to.")
+@click.option("--journal", "journal_url", default=DEFAULT_JOURNAL, show_default=True,
+              help="Journal: a SQLite file (local development) or postgresql://... URL.")
+@click.option("--plans", "plans", type=click.Path(path_type=Path, file_okay=False),
+              default=Path(".dpone"), show_default=True,
+              help="Plan store, for the profile's certified receipt TTL.")
+@FORMAT_OPTION
+def inspect(operation_id: str, environment_id: str, journal_url: str, plans: Path,
+            fmt: str) -> None:
+    """Show every axis, the frontier, artifact ids, receipt age and allowed next actions."""
+
+    def body() -> int:
+        child_match = _CHILD_ID.match(operation_id)
+        if child_match is None and not _PARENT_ID.match(operation_id):
+            raise DponeError(code="input.invalid_argument",
+                             message=f"{operation_id!r} is not an operation id (op_v1_<hex>[_NNNN])")
+        if not journal_url.startswith(("postgresql://", "postgres://")) and \
+                not Path(journal_url.removeprefix("sqlite:///")).exists():
+            raise DponeError(code="journal.not_found",
+                             message=f"no journal at {journal_url}")
+        journal = open_journal(journal_url, environment_id=environment_id)
+        try:
+            parent_id = child_match.group(1) if child_match else operation_id
+            parent = journal.load_parent(parent_id)
+            only = operation_id if child_match else None
+            if only is not None and only not in {c.operation_id for c in parent.children}:
+                raise DponeError(code="journal.not_found",
+                                 message=f"no child {operation_id} in delivery {parent_id}")
+            document = _document(journal, parent, only, _plan(plans, parent.plan_digest))
+        finally:
+            close_quietly(journal)
+        if fmt == "json":
+            emit_json(document)
+        else:
+            click.echo(_text(document))
+        return 0
+
+    run_guarded(fmt, body)

@@ -1,0 +1,148 @@
+"""What one supervised delivery shares: its ports, leases, guarded steps, clock and results.
+
+Every journal change goes through :meth:`RunContext.step` (one guarded CAS transition under a
+held lease); every stop goes through :meth:`RunContext.blocked`, which keeps only bounded
+scalars as evidence and names the operator's allowed next actions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import random
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from dpone.contracts import DponeError, RemoteEffect, canonical_json
+from dpone.contracts.journal import (
+    ChildOperation,
+    DeliveryJournalPort,
+    Lease,
+    LeaseKindName,
+    TransitionRequest,
+)
+from dpone.contracts.plan import RestDeliveryPlan
+from dpone.contracts.ports import ImmutableArtifactPort
+from dpone.executor.supervisor._results import DeliveryBlocked
+from dpone.executor.transport import Failure, RestTransportPort
+
+LEASE_MARGIN_S: Final = 30
+DUE_MARGIN_S: Final = 0.05
+
+ACTIONS: Final[Mapping[str, tuple[str, ...]]] = {
+    "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN": ("inspect_evidence", "reconcile_delivery_key"),
+    "REST_DELIVERY_UNSAFE_RETRY": ("inspect_evidence", "reconcile_delivery_key"),
+    "REST_DELIVERY_PARTIALLY_APPLIED": ("inspect_evidence", "reconcile_delivery_key",
+                                        "run_certified_compensation"),
+    "REST_DELIVERY_COUNT_MISMATCH": ("inspect_evidence", "reconcile_delivery_key"),
+    "REST_DELIVERY_PROTOCOL_UNKNOWN": ("inspect_evidence", "reconcile_delivery_key"),
+    "REST_DELIVERY_RECEIPT_EXPIRED": ("inspect_evidence", "query_by_delivery_key",
+                                      "reconcile_delivery_key"),
+    "REST_DELIVERY_RETRY_AFTER_EXCEEDS_BUDGET": ("inspect_evidence", "wait_for_server_window",
+                                                 "reconcile_delivery_key"),
+    "receiver.terminal_failure": ("inspect_evidence", "deliver_new_generation"),
+}
+"""What an operator may do after each blocking code; never an automatic resend."""
+
+StepObserver = Callable[[ChildOperation, str], None]
+
+
+@dataclass
+class RunContext:
+    """The ports and policies of one delivery run (one holder, one plan)."""
+
+    plan: RestDeliveryPlan
+    journal: DeliveryJournalPort
+    artifacts: ImmutableArtifactPort
+    transport: RestTransportPort
+    holder: str
+    sleep: Callable[[float], None]
+    rng: random.Random
+    observer: StepObserver | None = None
+    frontier: int = 0
+
+    @property
+    def fence_certified(self) -> bool:
+        """True when the plan's receiver fence is certified here: same-key replay is allowed."""
+        return self.plan.fence.type != "none" and self.plan.fence.certified_in_environment
+
+    # --- leases and guarded steps -------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def lease(self, operation_id: str, kind: LeaseKindName) -> Iterator[Lease]:
+        ttl = self.plan.profile.snapshot.timeouts.request_total_s + LEASE_MARGIN_S
+        held = self.journal.acquire_lease(operation_id, kind, self.holder, ttl)
+        try:
+            yield held
+        finally:
+            with contextlib.suppress(DponeError):
+                self.journal.release_lease(held)
+
+    def step(self, operation: ChildOperation, lease: Lease, transition_id: str,
+             evidence_kind: str, evidence_name: str, facts: Iterable[str],
+             **fields: object) -> ChildOperation:
+        request = TransitionRequest.model_validate({
+            "operation_id": operation.operation_id, "transition_id": transition_id,
+            "expected_revision": operation.revision, "evidence_kind": evidence_kind,
+            "evidence_name": evidence_name, "facts": tuple(facts), **fields})
+        updated = self.journal.transition(request, lease)
+        self.notify(updated, transition_id)
+        return updated
+
+    def notify(self, operation: ChildOperation, transition_id: str) -> None:
+        if self.observer is not None:
+            self.observer(operation, transition_id)
+
+    def promote(self, parent_id: str) -> int:
+        with self.lease(parent_id, "checkpoint") as held:
+            self.frontier = self.journal.promote_frontier(parent_id, held)
+        return self.frontier
+
+    def publish_evidence(self, operation: ChildOperation, name: str,
+                         document: Mapping[str, object]) -> str:
+        """Publish bounded evidence create-if-absent; returns its digest."""
+        key = f"evidence/{operation.operation_id}/attempt-{operation.attempt_ordinal}/{name}.json"
+        return self.artifacts.put_bytes(key, canonical_json(dict(document))).digest
+
+    # --- the journal clock --------------------------------------------------------------------
+
+    def now(self) -> dt.datetime:
+        return self.journal.now()
+
+    def due_in(self, due: dt.datetime | None) -> float:
+        """Seconds until ``due`` by the journal clock (0 when due or unset)."""
+        if due is None:
+            return 0.0
+        return max((due - self.now()).total_seconds(), 0.0)
+
+    def wait_until(self, due: dt.datetime | None) -> None:
+        pause = self.due_in(due)
+        if pause > 0:
+            self.sleep(pause + DUE_MARGIN_S)
+
+    # --- results ------------------------------------------------------------------------------
+
+    def blocked(self, operation: ChildOperation, code: str, failure: Failure | None = None,
+                extra: Mapping[str, str | int] | None = None) -> DeliveryBlocked:
+        evidence: dict[str, str | int] = {
+            "state_name": operation.state_name, "revision": operation.revision,
+            "attempt_ordinal": operation.attempt_ordinal, "ordinal": operation.ordinal,
+            "delivery_key": operation.delivery_key}
+        if failure is not None:
+            evidence.update({"transport_phase": failure.phase.value,
+                             "transport_failure": failure.kind.value})
+        evidence.update(scalars(operation.receipt or {}))
+        evidence.update(extra or {})
+        return DeliveryBlocked(code=code, parent_id=operation.parent_id,
+                               operation_id=operation.operation_id,
+                               remote_effect=RemoteEffect(operation.axes.remote_effect),
+                               evidence=evidence,
+                               allowed_actions=ACTIONS.get(code, ("inspect_evidence",)),
+                               checkpoint_frontier=self.frontier)
+
+
+def scalars(values: Mapping[str, object]) -> dict[str, str | int]:
+    """The string and integer values of ``values`` (booleans and structures dropped)."""
+    return {key: value for key, value in values.items()
+            if isinstance(value, str | int) and not isinstance(value, bool)}

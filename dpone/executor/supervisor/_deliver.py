@@ -1,0 +1,139 @@
+"""The supervisor: admit the sealed topology, then drive each child in ordinal order.
+
+Both protocol families share one loop; a child moves only through guarded journal transitions:
+
+* SEALED / RETRY_WAIT: submit (``_submit``) under the mutation lease;
+* ACCEPTED / WAITING (async): read-only ``poll_receipt`` (``_observe``); without ``wait`` the
+  run returns :class:`DeliveryPending` once the receipt is durable and not yet due;
+* VERIFYING: the receiver's counters against the sealed row count;
+* a finalized child that is fully applied and verified extends the contiguous frontier;
+  anything else stops the run with :class:`DeliveryBlocked` and its evidence.
+
+One child is in flight at a time (asynchronous jobs: one remote job; synchronous batches are
+sent in ordinal order). A child found in SUBMITTING whose mutation lease has expired is taken
+over for observation only: its outcome is UNKNOWN, and it is never resent.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from typing import Final
+
+from dpone.contracts import DponeError
+from dpone.contracts.journal import ChildOperation, DeliveryJournalPort
+from dpone.contracts.plan import RestDeliveryPlan
+from dpone.contracts.ports import ImmutableArtifactPort
+from dpone.contracts.sealed import SealedChild, SealedTopology
+from dpone.executor.supervisor._admission import parent_admission
+from dpone.executor.supervisor._context import RunContext, StepObserver, scalars
+from dpone.executor.supervisor._observe import OBSERVING_STATES, VERIFYING_STATES, observe, verify
+from dpone.executor.supervisor._results import (
+    ChildReceipt,
+    DeliveryBlocked,
+    DeliveryCompleted,
+    DeliveryPending,
+    DeliveryResult,
+)
+from dpone.executor.supervisor._submit import REPLAY_STATE, SUBMITTABLE_STATES, submit
+from dpone.executor.transport import RestTransportPort
+
+FAMILIES: Final = {"sync_batch": "submit_response", "async_bulk_job": "poll_response"}
+IN_FLIGHT_STATES: Final = frozenset({"submitting", REPLAY_STATE})
+
+
+def deliver(plan: RestDeliveryPlan, topology: SealedTopology, journal: DeliveryJournalPort,
+            artifacts: ImmutableArtifactPort, transport: RestTransportPort, *, holder: str,
+            wait: bool = True, sleep: Callable[[float], None] = time.sleep,
+            rng: random.Random | None = None,
+            observer: StepObserver | None = None) -> DeliveryResult:
+    """Deliver every sealed child of ``topology`` through the plan's operation profile.
+
+    Admits the complete parent (resuming an admitted one), then submits, observes, verifies
+    and promotes each child in ordinal order. ``wait`` keeps observing an asynchronous job
+    in-process until it is terminal; without it the run returns :class:`DeliveryPending`.
+    """
+    profile = plan.profile.snapshot
+    if FAMILIES.get(profile.protocol_family) != profile.verification.counters_from:
+        raise DponeError(code="REST_DELIVERY_PROTOCOL_UNKNOWN",
+                         message=f"profile {profile.ref}: protocol family "
+                         f"{profile.protocol_family!r} with counters from "
+                         f"{profile.verification.counters_from!r} is not supported")
+    if profile.protocol_family == "async_bulk_job" and profile.acknowledgement.poll is None:
+        raise DponeError(code="REST_DELIVERY_PROTOCOL_UNKNOWN",
+                         message=f"profile {profile.ref} declares no receipt poll")
+    if not topology.children:
+        raise DponeError(code="REST_DELIVERY_PROTOCOL_UNKNOWN",
+                         message="an empty topology is decided by the empty-input policy")
+    parent = journal.admit_parent(parent_admission(plan, topology)).parent
+    ctx = RunContext(plan, journal, artifacts, transport, holder, sleep, rng or random.Random(),
+                     observer, frontier=parent.checkpoint_frontier)
+    sealed = {child.descriptor.ordinal: child for child in topology.children}
+    receipts: list[ChildReceipt] = []
+    for operation in sorted(parent.children, key=lambda child: child.ordinal):
+        outcome = _child(ctx, operation, sealed[operation.ordinal], wait=wait)
+        if not isinstance(outcome, ChildOperation):
+            return outcome
+        if outcome.state_name in OBSERVING_STATES:
+            return DeliveryPending(parent_id=parent.parent_id, operation_id=outcome.operation_id,
+                                   ordinal=outcome.ordinal, state_name=outcome.state_name,
+                                   receipt=scalars(outcome.receipt or {}),
+                                   next_check_after=outcome.next_check_after,
+                                   checkpoint_frontier=ctx.frontier,
+                                   children_total=len(parent.children))
+        receipts.append(ChildReceipt(operation_id=outcome.operation_id, ordinal=outcome.ordinal,
+                                     state_name=outcome.state_name,
+                                     attempt_ordinal=outcome.attempt_ordinal,
+                                     receipt=scalars(outcome.receipt or {})))
+        ctx.promote(parent.parent_id)
+    return DeliveryCompleted(parent_id=parent.parent_id, checkpoint_frontier=ctx.frontier,
+                             children=tuple(receipts))
+
+
+def _child(ctx: RunContext, operation: ChildOperation, sealed: SealedChild, *,
+           wait: bool) -> ChildOperation | DeliveryBlocked:
+    """Drive one child as far as it goes now; a returned operation is done or still observing."""
+    if operation.state_name in IN_FLIGHT_STATES:
+        return _take_over(ctx, operation)
+    if operation.state_name in SUBMITTABLE_STATES:
+        submitted = submit(ctx, operation, sealed)
+        if isinstance(submitted, DeliveryBlocked):
+            return submitted
+        operation = submitted
+    if operation.state_name in OBSERVING_STATES:
+        observed = observe(ctx, operation, wait=wait)
+        if isinstance(observed, DeliveryBlocked) or observed.state_name in OBSERVING_STATES:
+            return observed
+        operation = observed
+    if operation.state_name in VERIFYING_STATES:
+        return verify(ctx, operation, sealed)
+    if operation.axes.checkpoint_state in ("ELIGIBLE", "PROMOTED"):
+        return operation
+    return ctx.blocked(operation, operation.last_error_code or "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN")
+
+
+def _take_over(ctx: RunContext, operation: ChildOperation) -> DeliveryBlocked:
+    """A child left in SUBMITTING by a lost worker: UNKNOWN under an observation lease."""
+    with ctx.lease(operation.operation_id, "mutation"):
+        pass  # refused while the submitting worker still holds its lease: nothing to take over
+    prefix = "replay" if operation.state_name == REPLAY_STATE else "submitting"
+    code = "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"
+    with ctx.lease(operation.operation_id, "observation") as lease:
+        updated = ctx.step(operation, lease, f"{prefix}_mutation_lease_lost", "lease_expiry",
+                           "MUTATION_LEASE_EXPIRED_AFTER_SUBMIT", ["submit_outcome_absent"],
+                           error_code=code)
+    return ctx.blocked(updated, code)
+
+
+def deliver_sync(plan: RestDeliveryPlan, topology: SealedTopology, journal: DeliveryJournalPort,
+                 artifacts: ImmutableArtifactPort, transport: RestTransportPort, *, holder: str,
+                 sleep: Callable[[float], None] = time.sleep,
+                 rng: random.Random | None = None) -> DeliveryResult:
+    """:func:`deliver` for a synchronous batch profile (refuses any other family)."""
+    if plan.profile.snapshot.protocol_family != "sync_batch":
+        raise DponeError(code="REST_DELIVERY_PROTOCOL_UNKNOWN",
+                         message=f"profile {plan.profile.snapshot.ref} is not a synchronous "
+                         "batch profile")
+    return deliver(plan, topology, journal, artifacts, transport, holder=holder, sleep=sleep,
+                   rng=rng)

@@ -1,0 +1,153 @@
+"""Read-only receipt observation (``poll_receipt``) and verification of the receiver's counters.
+
+Polling runs under an observation lease taken per poll and never sends a mutation: a running
+job is observed again after the profile's poll interval, a terminal job moves to VERIFYING with
+its counters, an expired receipt (404/410) finalizes the effect as UNKNOWN and never authorizes a
+resubmit, and an external cancellation is observed, never invoked. A poll that fails in
+transport is repeated within the observation budget and records nothing.
+
+Verification compares the receiver's counters with the sealed row count: only all rows
+accounted with none rejected is FULLY_APPLIED and checkpoint-eligible.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Final
+
+from dpone.contracts import DponeError
+from dpone.contracts.journal import ChildOperation, Lease
+from dpone.contracts.profile import Extractor, Poll
+from dpone.contracts.sealed import SealedChild
+from dpone.executor.supervisor._context import RunContext, scalars
+from dpone.executor.supervisor._request import poll_request
+from dpone.executor.supervisor._results import DeliveryBlocked
+from dpone.executor.transport import ExtractionError, Response, extract, full_jitter_delay
+
+OBSERVING_STATES: Final = frozenset({"accepted", "waiting"})
+VERIFYING_STATES: Final = frozenset({"verifying_succeeded", "verifying_failed",
+                                     "verifying_cancelled", "verifying_expired"})
+
+# poll outcome -> (transition suffix, evidence name, error code or None)
+_POLL_OUTCOMES: Final = {
+    "running": ("poll_running", "JOB_RUNNING_OBSERVED", None),
+    "succeeded": ("poll_succeeded", "JOB_SUCCEEDED_OBSERVED", None),
+    "failed": ("poll_failed", "JOB_FAILED_OBSERVED", None),
+    "cancelled": ("poll_cancelled", "EXTERNAL_CANCEL_OBSERVED", None),
+    "receipt_expired": ("poll_receipt_expired", "RECEIPT_EXPIRED_OBSERVED",
+                        "REST_DELIVERY_RECEIPT_EXPIRED"),
+    "protocol_unknown": ("poll_protocol_unknown", "OBSERVATION_NOT_RECOGNIZED",
+                         "REST_DELIVERY_PROTOCOL_UNKNOWN"),
+}
+
+
+def _phase(poll: Poll, word: str) -> str:
+    if word in poll.running:
+        return "running"
+    if word in poll.succeeded or word in poll.partial:
+        return "succeeded"  # a finished job; verification decides full or partial effect
+    if word in poll.failed:
+        return "failed"
+    if word in poll.cancelled:
+        return "cancelled"
+    return "protocol_unknown"
+
+
+def observe(ctx: RunContext, operation: ChildOperation, *,
+            wait: bool) -> ChildOperation | DeliveryBlocked:
+    """Poll an ACCEPTED/WAITING child; returns it still observing only when ``wait`` is off."""
+    backoff = ctx.plan.profile.snapshot.retry.observation
+    failures = 0
+    while operation.state_name in OBSERVING_STATES:
+        if not wait and ctx.due_in(operation.next_check_after) > 0:
+            return operation
+        ctx.wait_until(operation.next_check_after)
+        response = ctx.transport.send(poll_request(ctx.plan, operation.receipt or {}))
+        if not isinstance(response, Response) or response.status in (429, 500, 502, 503, 504):
+            failures += 1
+            if failures >= backoff.max_attempts:
+                raise DponeError(code="receiver.unavailable", operation_id=operation.operation_id,
+                                 message=f"{failures} receipt polls failed; the receipt is kept "
+                                 "and observation resumes on the next run")
+            ctx.sleep(full_jitter_delay(failures - 1, float(backoff.initial_delay_s),
+                                        float(backoff.max_delay_s), ctx.rng))
+            continue
+        failures = 0
+        with ctx.lease(operation.operation_id, "observation") as lease:
+            operation, code = _record_poll(ctx, operation, lease, response)
+        if code is not None:
+            return ctx.blocked(operation, code)
+    return operation
+
+
+def _record_poll(ctx: RunContext, operation: ChildOperation, lease: Lease,
+                 response: Response) -> tuple[ChildOperation, str | None]:
+    profile = ctx.plan.profile.snapshot
+    poll = profile.acknowledgement.poll
+    if poll is None:
+        raise DponeError(code="REST_DELIVERY_PROTOCOL_UNKNOWN",
+                         message=f"profile {profile.ref} declares no receipt poll")
+    values: dict[str, str | int] = {"http_status": response.status}
+    if response.status in poll.expired_statuses:
+        outcome = "receipt_expired"
+    else:
+        extractors: dict[str, Extractor] = {"phase": poll.state}
+        if profile.verification.counters_from == "poll_response":
+            extractors["accepted_rows"] = profile.verification.accepted_rows.model_copy(
+                update={"required": False})
+            if profile.verification.rejected_rows is not None:
+                extractors["rejected_rows"] = profile.verification.rejected_rows.model_copy(
+                    update={"required": False})
+        try:
+            values.update(extract(extractors, response, profile.observability.response_bounds))
+            outcome = _phase(poll, str(values["phase"])) if response.status == 200 \
+                else "protocol_unknown"
+        except ExtractionError:
+            outcome = "protocol_unknown"
+    suffix, name, code = _POLL_OUTCOMES[outcome]
+    due = None
+    if outcome == "running":
+        due = ctx.now() + dt.timedelta(seconds=profile.timeouts.poll_interval_s)
+    receipt = {**(operation.receipt or {}), **values}
+    updated = ctx.step(operation, lease, f"{operation.state_name}_{suffix}", "observation", name,
+                       ["observation_recorded"], receipt=receipt, next_check_after=due,
+                       error_code=code, observation={**values, "outcome": outcome})
+    return updated, code
+
+
+def verify(ctx: RunContext, operation: ChildOperation,
+           sealed: SealedChild) -> ChildOperation | DeliveryBlocked:
+    """Derive the remote effect of a VERIFYING child from the counters it recorded."""
+    acknowledged = operation.state_name.removeprefix("verifying_")
+    receipt = operation.receipt or {}
+    expected = sealed.descriptor.row_count
+    accepted = receipt.get("accepted_rows")
+    declared = ctx.plan.profile.snapshot.verification.rejected_rows is not None
+    rejected = receipt.get("rejected_rows") if declared else 0
+    counted = isinstance(accepted, int) and isinstance(rejected, int)
+    prefix = operation.state_name
+    with ctx.lease(operation.operation_id, "observation") as lease:
+        if counted and accepted == expected and rejected == 0:
+            return ctx.step(operation, lease, f"{prefix}_verified_full", "verification",
+                            "FULL_EFFECT_VERIFIED", ["verification_recorded", "all_rows_accounted"])
+        if counted and accepted == 0 and acknowledged != "succeeded" and expected > 0:
+            operation = ctx.step(operation, lease, f"{prefix}_no_effect", "verification",
+                                 "NO_EFFECT_VERIFIED", ["verification_recorded", "absence_proven"],
+                                 error_code="receiver.terminal_failure")
+            return ctx.blocked(operation, "receiver.terminal_failure")
+        if counted and isinstance(accepted, int) and isinstance(rejected, int) \
+                and accepted + rejected == expected:
+            digest = ctx.publish_evidence(operation, "result", {
+                "operation_id": operation.operation_id, "acknowledgement": acknowledged,
+                "expected_rows": expected, "accepted_rows": accepted, "rejected_rows": rejected})
+            operation = ctx.step(operation, lease, f"{prefix}_verified_partial", "verification",
+                                 "PARTIAL_EFFECT_VERIFIED",
+                                 ["verification_recorded", "result_evidence_published"],
+                                 evidence_digest=digest, error_code="REST_DELIVERY_PARTIALLY_APPLIED")
+            return ctx.blocked(operation, "REST_DELIVERY_PARTIALLY_APPLIED",
+                               extra={"expected_rows": expected})
+        operation = ctx.step(operation, lease, f"{prefix}_not_provable", "verification",
+                             "COUNTERS_MISSING_OR_CONTRADICTORY", ["verification_recorded"],
+                             error_code="REST_DELIVERY_COUNT_MISMATCH")
+        return ctx.blocked(operation, "REST_DELIVERY_COUNT_MISMATCH",
+                           extra={"expected_rows": expected, **scalars(receipt)})

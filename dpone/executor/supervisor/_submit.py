@@ -1,0 +1,226 @@
+"""Submitting one child: the MAY_ATTEMPT marker, the critical SUBMITTING transaction, one send.
+
+Before each send the attempt's marker is published create-if-absent and the journal commits
+SUBMITTING. Then exactly one of:
+
+* the receiver answered: the response is classified by the profile (sync counters, async
+  receipt, duplicate with a same-key receipt, bare duplicate, throttle, unrecognized) and
+  recorded in one guarded transition;
+* the request provably never started: RETRY_WAIT with a full-jitter delay inside the budget;
+* it may have reached the receiver: a same-key replay only when the plan's receiver fence is
+  certified here and budget remains, else the effect is UNKNOWN and nothing is resent.
+
+A throttle answer (408, 425, 429, 5xx) is a replay candidate only under a certified fence, and
+its Retry-After is a lower bound: a server delay beyond the remaining budget stops with
+``REST_DELIVERY_RETRY_AFTER_EXCEEDS_BUDGET`` instead of retrying early.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import time
+from collections.abc import Mapping
+from typing import Final
+
+from dpone.contracts import DponeError, canonical_json
+from dpone.contracts.journal import ChildOperation, Lease
+from dpone.contracts.profile import Extractor, OperationProfile
+from dpone.contracts.sealed import SealedChild
+from dpone.executor.supervisor._context import RunContext
+from dpone.executor.supervisor._request import check_payload, outbound_request
+from dpone.executor.supervisor._results import DeliveryBlocked
+from dpone.executor.transport import (
+    BudgetExceeded,
+    ExtractionError,
+    Failure,
+    Response,
+    TransportPhase,
+    extract,
+    next_delay,
+    retry_after_seconds,
+)
+
+THROTTLE_STATUSES: Final = frozenset({408, 425, 429, 500, 502, 503, 504})
+SUBMITTABLE_STATES: Final = frozenset({"sealed", "retry_wait"})
+REPLAY_STATE: Final = "submitting_fenced_replay"
+
+# outcome -> (evidence name, facts, error code or None)
+_RESPONSE_OUTCOMES: Final[Mapping[str, tuple[str, tuple[str, ...], str | None]]] = {
+    "sync_success": ("SYNC_SUCCESS_WITH_COUNTERS", ("response_recorded",), None),
+    "async_receipt_accepted": ("ASYNC_RECEIPT_PERSISTED", ("receipt_persisted",), None),
+    "duplicate_receipt_same_intent": ("DUPLICATE_RECEIPT_SAME_KEY_AND_INTENT",
+                                      ("receipt_persisted", "same_key_and_intent_proven"), None),
+    "accepted_without_receipt": ("ACCEPTED_WITHOUT_RECEIPT", ("response_recorded",),
+                                 "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"),
+    "bare_duplicate": ("BARE_DUPLICATE_OR_CONFLICT", ("response_recorded",),
+                       "REST_DELIVERY_UNSAFE_RETRY"),
+    "response_not_recognized": ("RESPONSE_NOT_RECOGNIZED", ("response_recorded",),
+                                "REST_DELIVERY_PROTOCOL_UNKNOWN"),
+}
+
+
+def _prefix(operation: ChildOperation) -> str:
+    return "replay" if operation.state_name == REPLAY_STATE else "submitting"
+
+
+def _values(extractors: Mapping[str, Extractor], response: Response,
+            profile: OperationProfile) -> dict[str, str | int] | None:
+    try:
+        return extract(extractors, response, profile.observability.response_bounds)
+    except ExtractionError:
+        return None
+
+
+def classify(profile: OperationProfile, sealed: SealedChild,
+             response: Response) -> tuple[str, dict[str, str | int]]:
+    """The response outcome and the bounded receipt values to record."""
+    ack = profile.acknowledgement
+    status: dict[str, str | int] = {"http_status": response.status}
+    if response.status in ack.accepted_statuses:
+        if profile.protocol_family == "sync_batch":
+            extractors = dict(ack.receipt)
+            extractors["accepted_rows"] = profile.verification.accepted_rows
+            if profile.verification.rejected_rows is not None:
+                extractors["rejected_rows"] = profile.verification.rejected_rows
+            values = _values(extractors, response, profile)
+            if values is None or "accepted_rows" not in values:
+                return "response_not_recognized", status
+            return "sync_success", {**status, **values}
+        values = _values(ack.receipt, response, profile)
+        if not values:
+            return "accepted_without_receipt", status
+        return "async_receipt_accepted", {**status, **values}
+    if ack.duplicate is not None and response.status in ack.duplicate.statuses:
+        values = _values(ack.duplicate.same_key_receipt, response, profile) or {}
+        proofs = {"filename": sealed.request.filename,
+                  "delivery_key": sealed.identities.delivery_key,
+                  "receiver_mutation_key": sealed.identities.receiver_mutation_key}
+        shown = {name: values[name] for name in proofs if name in values}
+        if values.get("id") is not None and shown and all(
+                value == proofs[name] for name, value in shown.items()):
+            return "duplicate_receipt_same_intent", {**status, **values}
+        return "bare_duplicate", status
+    if response.status in THROTTLE_STATUSES:
+        return "throttled", status
+    return "response_not_recognized", status
+
+
+def submit(ctx: RunContext, operation: ChildOperation,
+           sealed: SealedChild) -> ChildOperation | DeliveryBlocked:
+    """Take a SEALED or RETRY_WAIT child through SUBMITTING to its recorded submit outcome."""
+    check_payload(sealed, ctx.artifacts)
+    request = outbound_request(ctx.plan, sealed, ctx.artifacts)
+    started = time.monotonic()
+    replay = False
+    with ctx.lease(operation.operation_id, "mutation") as lease:
+        while True:
+            if operation.state_name == "retry_wait":
+                ctx.wait_until(operation.next_check_after)
+            attempt = ctx.journal.plan_attempt(operation.operation_id, lease)
+            marker = ctx.artifacts.put_bytes(attempt.marker_key, canonical_json(attempt.marker))
+            operation = ctx.journal.enter_submitting(attempt, marker.digest, lease,
+                                                     operation.revision, fenced_replay=replay)
+            ctx.notify(operation, "submit")
+            try:
+                outcome = ctx.transport.send(request)
+            except DponeError:
+                # The transport refuses a malformed request before sending any byte.
+                if operation.state_name == "submitting":
+                    ctx.step(operation, lease, "submitting_not_started_final", "transport",
+                             "REQUEST_NOT_STARTED",
+                             ["request_not_started_proof", "retry_unavailable"])
+                raise
+            if isinstance(outcome, Response):
+                kind, values = classify(ctx.plan.profile.snapshot, sealed, outcome)
+                if kind != "throttled":
+                    return _record(ctx, operation, lease, kind, values)
+                retry_after = retry_after_seconds(outcome.headers, dt.datetime.now(dt.UTC))
+                if retry_after is not None:
+                    values["retry_after_s"] = int(retry_after)
+                stop = _replay_or_stop(ctx, operation, lease, started, retry_after, None, values)
+            elif outcome.phase is TransportPhase.NOT_STARTED and operation.state_name == "submitting":
+                waiting = _not_started(ctx, operation, lease, started, outcome)
+                if isinstance(waiting, DeliveryBlocked):
+                    return waiting
+                operation, replay = waiting, False
+                continue
+            else:
+                stop = _replay_or_stop(ctx, operation, lease, started, None, outcome, {})
+            if isinstance(stop, DeliveryBlocked):
+                return stop
+            replay = True
+
+
+def _record(ctx: RunContext, operation: ChildOperation, lease: Lease, kind: str,
+            values: dict[str, str | int]) -> ChildOperation | DeliveryBlocked:
+    name, facts, code = _RESPONSE_OUTCOMES[kind]
+    due: dt.datetime | None = None
+    if kind == "async_receipt_accepted":
+        due = ctx.now() + dt.timedelta(seconds=ctx.plan.profile.snapshot.timeouts.poll_interval_s)
+    elif kind == "duplicate_receipt_same_intent":
+        due = ctx.now()
+    receipt = values if code is None else {"http_status": values["http_status"]}
+    updated = ctx.step(operation, lease, f"{_prefix(operation)}_{kind}", "submit_response", name,
+                       facts, receipt=receipt, next_check_after=due, error_code=code)
+    return ctx.blocked(updated, code) if code is not None else updated
+
+
+def _not_started(ctx: RunContext, operation: ChildOperation, lease: Lease, started: float,
+                 failure: Failure) -> ChildOperation | DeliveryBlocked:
+    """Proven not started: RETRY_WAIT within the budget, else final_not_started."""
+    delay = _delay(ctx, operation, started, None)
+    if not isinstance(delay, float):
+        updated = ctx.step(operation, lease, "submitting_not_started_final", "transport",
+                           "REQUEST_NOT_STARTED", ["request_not_started_proof", "retry_unavailable"],
+                           error_code="REST_DELIVERY_RETRY_AFTER_EXCEEDS_BUDGET")
+        return ctx.blocked(updated, "REST_DELIVERY_RETRY_AFTER_EXCEEDS_BUDGET", failure)
+    due = ctx.now() + dt.timedelta(seconds=delay)
+    return ctx.step(operation, lease, "submitting_not_started_retry", "transport",
+                    "REQUEST_NOT_STARTED", ["request_not_started_proof", "retry_budget_remaining"],
+                    next_check_after=due)
+
+
+def _replay_or_stop(ctx: RunContext, operation: ChildOperation, lease: Lease, started: float,
+                    retry_after: float | None, failure: Failure | None,
+                    values: dict[str, str | int]) -> DeliveryBlocked | None:
+    """Sleep and return None when a certified same-key replay may follow; else record the stop."""
+    prefix = _prefix(operation)
+    delay = _delay(ctx, operation, started, retry_after) if ctx.fence_certified else None
+    if isinstance(delay, float):
+        ctx.sleep(delay)
+        return None
+    receipt = values or None
+    if isinstance(delay, BudgetExceeded):
+        code = "REST_DELIVERY_RETRY_AFTER_EXCEEDS_BUDGET"
+        updated = ctx.step(operation, lease, f"{prefix}_throttled_beyond_budget", "submit_response",
+                           "RETRY_AFTER_EXCEEDS_BUDGET", ["response_recorded", "retry_unavailable"],
+                           receipt=receipt, error_code=code)
+        return ctx.blocked(updated, code, failure,
+                           extra={"remaining_budget_s": int(delay.remaining_budget_s)})
+    code = "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"
+    if prefix == "replay":
+        updated = ctx.step(operation, lease, "replay_fence_budget_exhausted", "budget",
+                           "REPLAY_BUDGET_EXHAUSTED", ["retry_unavailable"], receipt=receipt,
+                           error_code=code)
+    else:
+        # No certified fence permits a same-key replay here (none, or its budget is spent).
+        updated = ctx.step(operation, lease, "submitting_may_have_reached_unfenced", "transport",
+                           "REQUEST_MAY_HAVE_REACHED_RECEIVER", ["no_certified_fence"],
+                           receipt=receipt, error_code=code)
+    return ctx.blocked(updated, code, failure)
+
+
+def _delay(ctx: RunContext, operation: ChildOperation, started: float,
+           retry_after: float | None) -> float | BudgetExceeded | None:
+    """The next delay inside the submit budget; None once attempts or time are spent."""
+    backoff = ctx.plan.profile.snapshot.retry.submit
+    remaining = backoff.budget_s - (time.monotonic() - started)
+    if operation.attempt_ordinal >= backoff.max_attempts:
+        return None
+    if retry_after is None and remaining <= 0:
+        return None
+    with contextlib.suppress(ValueError):
+        return next_delay(operation.attempt_ordinal - 1, backoff, retry_after,
+                          max(remaining, 0.0), ctx.rng)
+    return None
