@@ -176,8 +176,8 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
         "environment; SQLite is for local development."),
     _ce("credential.unavailable", "Provide the credential through env:, file: or "
         "DPONE_CONN_<REF>_<FIELD>.", exit_class=3),
-    _ce("receiver.unavailable", "The receiver did not answer read-only observation within its "
-        "budget; the receipt is kept: run `dpone deliver` again to resume observing.",
+    _ce("receiver.unavailable", "The receiver could not be reached within the run's budget; "
+        "nothing unproven was sent: run `dpone deliver` again to resume from the journal.",
         exit_class=3),
     _ce("receiver.terminal_failure", "The receiver ended the job as failed or cancelled and its "
         "counters prove no row applied: fix the cause, then deliver a new generation.",

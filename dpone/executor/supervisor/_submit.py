@@ -140,10 +140,7 @@ def submit(ctx: RunContext, operation: ChildOperation,
                     values["retry_after_s"] = int(retry_after)
                 stop = _replay_or_stop(ctx, operation, lease, started, retry_after, None, values)
             elif outcome.phase is TransportPhase.NOT_STARTED and operation.state_name == "submitting":
-                waiting = _not_started(ctx, operation, lease, started, outcome)
-                if isinstance(waiting, DeliveryBlocked):
-                    return waiting
-                operation, replay = waiting, False
+                operation, replay = _not_started(ctx, operation, lease, started, outcome), False
                 continue
             else:
                 stop = _replay_or_stop(ctx, operation, lease, started, None, outcome, {})
@@ -167,18 +164,26 @@ def _record(ctx: RunContext, operation: ChildOperation, lease: Lease, kind: str,
 
 
 def _not_started(ctx: RunContext, operation: ChildOperation, lease: Lease, started: float,
-                 failure: Failure) -> ChildOperation | DeliveryBlocked:
-    """Proven not started: RETRY_WAIT within the budget, else final_not_started."""
+                 failure: Failure) -> ChildOperation:
+    """Proven not started: RETRY_WAIT after a full-jitter delay inside this run's budget.
+
+    When the run's submit budget is spent the child still waits in RETRY_WAIT (nothing reached
+    the receiver, so nothing is lost by waiting) and the run stops as ``receiver.unavailable``;
+    the next run resumes the same delivery key with a new attempt.
+    """
     delay = _delay(ctx, operation, started, None)
+    due = ctx.now() + dt.timedelta(seconds=delay if isinstance(delay, float) else 0.0)
+    waiting = ctx.step(operation, lease, "submitting_not_started_retry", "transport",
+                       "REQUEST_NOT_STARTED", ["request_not_started_proof", "retry_budget_remaining"],
+                       next_check_after=due)
     if not isinstance(delay, float):
-        updated = ctx.step(operation, lease, "submitting_not_started_final", "transport",
-                           "REQUEST_NOT_STARTED", ["request_not_started_proof", "retry_unavailable"],
-                           error_code="REST_DELIVERY_RETRY_AFTER_EXCEEDS_BUDGET")
-        return ctx.blocked(updated, "REST_DELIVERY_RETRY_AFTER_EXCEEDS_BUDGET", failure)
-    due = ctx.now() + dt.timedelta(seconds=delay)
-    return ctx.step(operation, lease, "submitting_not_started_retry", "transport",
-                    "REQUEST_NOT_STARTED", ["request_not_started_proof", "retry_budget_remaining"],
-                    next_check_after=due)
+        raise DponeError(code="receiver.unavailable", operation_id=operation.operation_id,
+                         message=f"attempt {operation.attempt_ordinal} provably never reached the "
+                         f"receiver ({failure.kind.value}: {failure.detail}); the child waits in "
+                         "retry_wait and the next run resumes it",
+                         details={"transport_phase": failure.phase.value,
+                                  "transport_failure": failure.kind.value})
+    return waiting
 
 
 def _replay_or_stop(ctx: RunContext, operation: ChildOperation, lease: Lease, started: float,

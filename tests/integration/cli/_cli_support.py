@@ -1,0 +1,64 @@
+"""Invoking `dpone` in-process with its state under one directory."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from _support import EXAMPLES
+from dpone.cli.main import cli
+
+TOKEN = "tok-cli-sentinel-7Qz2-never-printed"
+TOKEN_ENV = "DPONE_CONN_MOCK_MEASUREMENTS_TOKEN"
+FULL = ("2026-08-01", "2026-09-01")
+ONE_ASYNC_CHILD = ("2026-08-01", "2026-08-05")
+
+
+@dataclass(frozen=True)
+class Run:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> dict[str, Any]:
+        document: dict[str, Any] = json.loads(self.out)
+        return document
+
+
+@dataclass(frozen=True)
+class Dpone:
+    registry: Path
+    state: Path
+
+    def __call__(self, *args: str) -> Run:
+        result = CliRunner().invoke(cli, list(args))
+        return Run(result.exit_code, result.stdout, result.stderr)
+
+    def deliver(self, workload: str, interval: tuple[str, str] = FULL, *extra: str) -> Run:
+        return self("deliver", str(self.registry / "workloads" / f"{workload}.yaml"),
+                    "--registry", str(self.registry), "--interval-start", interval[0],
+                    "--interval-end", interval[1], "--journal", str(self.state / "journal.sqlite3"),
+                    "--artifacts", str(self.state / "artifacts"), "--plans", str(self.state),
+                    *extra)
+
+    def inspect(self, operation_id: str, *extra: str) -> Run:
+        return self("delivery", "inspect", "--operation-id", operation_id,
+                    "--journal", str(self.state / "journal.sqlite3"), "--plans", str(self.state),
+                    *extra)
+
+
+def bind_registry(root: Path, authority: str) -> Path:
+    """A copy of the example registry whose binding names ``authority``."""
+    registry = root / "registry"
+    shutil.copytree(EXAMPLES, registry)
+    binding = registry / "bindings" / "mock_measurements.yaml"
+    text = binding.read_text(encoding="utf-8")
+    binding.write_text(re.sub(r"^authority: .*$", f"authority: {authority}", text, flags=re.M),
+                       encoding="utf-8")
+    return registry
