@@ -15,13 +15,15 @@ RECEIPT_FIELDS = ("id", "batch_id", "http_status", "phase", "accepted_rows", "re
                   "retry_after_s")
 
 
-def child_row(child: ChildOperation, rows: int | None = None) -> dict[str, Any]:
+def child_row(child: ChildOperation, rows: int | None = None,
+              wire_bytes: int | None = None) -> dict[str, Any]:
     receipt = child.receipt or {}
     return {
         "ordinal": child.ordinal,
         "operation_id": child.operation_id,
         "scope": {"from": child.scope_from.isoformat(), "to": child.scope_to.isoformat()},
         "rows": rows,
+        "wire_bytes": wire_bytes,
         "state_name": child.state_name,
         "axes": child.axes.model_dump(mode="json"),
         "attempt_ordinal": child.attempt_ordinal,
@@ -37,14 +39,18 @@ def child_row(child: ChildOperation, rows: int | None = None) -> dict[str, Any]:
 
 
 def child_rows(parent: ParentOperation, topology: SealedTopology | None = None) -> list[dict[str, Any]]:
-    counts = ({c.descriptor.ordinal: c.descriptor.row_count for c in topology.children}
-              if topology is not None else {})
-    return [child_row(child, counts.get(child.ordinal))
-            for child in sorted(parent.children, key=lambda c: c.ordinal)]
+    sealed = {c.descriptor.ordinal: c.descriptor for c in topology.children} if topology else {}
+    rows = []
+    for child in sorted(parent.children, key=lambda c: c.ordinal):
+        descriptor = sealed.get(child.ordinal)
+        rows.append(child_row(child, descriptor.row_count if descriptor else None,
+                              descriptor.wire_bytes if descriptor else None))
+    return rows
 
 
-_HEADER = ("#", "scope", "rows", "state", "effect", "ack", "verified", "checkpoint", "attempts",
-           "receipt")
+_HEADER = ("#", "scope", "rows", "bytes", "state", "effect", "ack", "verified", "checkpoint",
+           "attempts", "receipt")
+_NUMERIC = frozenset({"#", "rows", "bytes", "attempts"})
 
 
 def _receipt_text(receipt: dict[str, Any]) -> str:
@@ -59,20 +65,26 @@ def _receipt_text(receipt: dict[str, Any]) -> str:
 
 
 def render_table(children: list[dict[str, Any]]) -> str:
+    """One line per child; the rows and bytes columns only when the sealed sizes are known."""
+    sized = any(child["rows"] is not None for child in children)
+    header = [name for name in _HEADER if sized or name not in ("rows", "bytes")]
     rows = []
     for child in children:
         axes = child["axes"]
-        rows.append((str(child["ordinal"]), f"[{child['scope']['from']}, {child['scope']['to']})",
-                     "" if child["rows"] is None else str(child["rows"]), child["state_name"],
-                     axes["remote_effect"], axes["acknowledgement_state"],
-                     axes["verification_state"], axes["checkpoint_state"],
-                     str(child["attempt_ordinal"]), _receipt_text(child["receipt"])))
-    widths = [max(len(row[i]) for row in [_HEADER, *rows]) for i in range(len(_HEADER))]
-    numeric = {0, 2, 8}
+        cells = {"#": str(child["ordinal"]),
+                 "scope": f"[{child['scope']['from']}, {child['scope']['to']})",
+                 "rows": "" if child["rows"] is None else str(child["rows"]),
+                 "bytes": "" if child["wire_bytes"] is None else str(child["wire_bytes"]),
+                 "state": child["state_name"], "effect": axes["remote_effect"],
+                 "ack": axes["acknowledgement_state"], "verified": axes["verification_state"],
+                 "checkpoint": axes["checkpoint_state"], "attempts": str(child["attempt_ordinal"]),
+                 "receipt": _receipt_text(child["receipt"])}
+        rows.append(tuple(cells[name] for name in header))
+    widths = [max(len(row[i]) for row in [tuple(header), *rows]) for i in range(len(header))]
 
     def line(row: tuple[str, ...]) -> str:
-        cells = [cell.rjust(w) if i in numeric else cell.ljust(w)
-                 for i, (cell, w) in enumerate(zip(row, widths, strict=True))]
+        cells = [cell.rjust(w) if name in _NUMERIC else cell.ljust(w)
+                 for name, cell, w in zip(header, row, widths, strict=True)]
         return "  " + "  ".join(cells).rstrip()
 
-    return "\n".join([line(_HEADER), *(line(row) for row in rows)])
+    return "\n".join([line(tuple(header)), *(line(row) for row in rows)])

@@ -26,6 +26,7 @@ from dpone.contracts.plan import RestDeliveryPlan
 from dpone.executor.supervisor import ACTIONS
 from dpone.plans import read_plan
 
+MAX_SHOWN_OBSERVATIONS = 8
 _CHILD_ID = re.compile(r"^(op_v1_[0-9a-f]{64})_[0-9]{4,}$")
 _PARENT_ID = re.compile(r"^op_v1_[0-9a-f]{64}$")
 
@@ -86,6 +87,13 @@ def _document(journal: DeliveryJournalView, parent: ParentOperation, only: str |
                             "outcome": a.get("outcome"),
                             "started_at": a["started_at"].isoformat()}
                            for a in journal.list_attempts(child.operation_id)]
+        observations = journal.list_observations(child.operation_id)
+        row["observations_total"] = len(observations)
+        row["observations"] = [{"observation_ordinal": o["observation_ordinal"],
+                                "transition_id": o["transition_id"],
+                                "observed_at": o["observed_at"].isoformat(),
+                                "document": o["document"]}
+                               for o in observations[-MAX_SHOWN_OBSERVATIONS:]]
         row.update(_receipt_clock(journal, child, now, ttl))
         rows.append(row)
     pending = [child for child in sorted(parent.children, key=lambda c: c.ordinal)
@@ -126,6 +134,10 @@ def _text(document: dict[str, Any]) -> str:
             detail = [f"  child {child['ordinal']} {child['operation_id']}"]
             if child["last_error_code"]:
                 detail.append(f"    error {child['last_error_code']}")
+            if child["observations_total"]:
+                last = child["observations"][-1]
+                detail.append(f"    {child['observations_total']} observation(s), last "
+                              f"{last['transition_id']} at {last['observed_at']}")
             if "receipt_age_s" in child:
                 detail.append(f"    receipt age {child['receipt_age_s']} s"
                               + (f", certified until {child['receipt_ttl_horizon']}"

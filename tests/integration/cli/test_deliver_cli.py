@@ -27,7 +27,7 @@ def test_sync_delivery_prints_the_summary_and_inspect_shows_every_axis(
 
     assert run.code == 0, run.err
     lines = run.out.splitlines()
-    assert lines[0].split()[:4] == ["#", "scope", "rows", "state"]
+    assert lines[0].split()[:5] == ["#", "scope", "rows", "bytes", "state"]
     assert "completed: [2026-08-01, 2026-09-01) 3203 rows in 3 child(ren); frontier 3/3" in lines
     assert "child 1/3 [2026-08-01, 2026-08-15) submitting attempt 1" in run.err
     parent_id = next(line.split()[1] for line in lines if line.startswith("  parent "))
@@ -80,6 +80,11 @@ def test_async_delivery_is_pending_on_a_durable_receipt_then_completes_on_rerun(
     assert "completed: [2026-08-01, 2026-08-05) 300 rows in 1 child(ren); frontier 1/1" in second.out
     assert _posts(receiver) == 1
     assert receiver.state.ledger.snapshot()["rows_total"] == 300
+    child = dpone.inspect(child_id, "--format", "json").json()["children"][0]
+    assert child["observations_total"] >= 1
+    assert child["observations"][-1]["transition_id"].endswith("_poll_succeeded")
+    assert child["observations"][-1]["document"]["phase"] == "complete"
+    assert child["receipt"]["accepted_rows"] == 300
 
 
 def test_unknown_effect_exits_4_with_the_next_safe_action(dpone: Dpone,
