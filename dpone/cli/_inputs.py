@@ -8,29 +8,83 @@ or a ``postgresql://`` URL (production). Optional drivers are imported only when
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import json
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from pydantic import ValidationError
 
 from dpone.artifacts import LocalArtifactStore
+from dpone.codecs import PayloadEncodingError
 from dpone.compiler import compile_workload
 from dpone.contracts import DponeError
 from dpone.contracts.journal import DeliveryJournalPort
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ImmutableArtifactPort
+from dpone.contracts.sealed import SealedTopology
 from dpone.contracts.source_parent import SourceParent
+from dpone.executor.seal import seal_all
+from dpone.executor.source import freeze_source
 from dpone.journal.sqlite import SqliteJournal
 from dpone.plans import read_plan, write_plan
 
 PLAN_DIGEST_PREFIX = "sha256:"
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 DEFAULT_JOURNAL = ".dpone/journal.sqlite3"
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def boundary_options(command: _F) -> _F:
+    """TARGET, --registry, --interval-start/--interval-end, --artifacts and --plans."""
+    options = [
+        click.argument("target", metavar="WORKLOAD|PLAN_DIGEST"),
+        click.option("--registry", "registry", required=True,
+                     type=click.Path(path_type=Path, file_okay=False),
+                     help="Registry root holding profiles/, bindings/, mappings/, environments/ "
+                          "and the file sources."),
+        click.option("--interval-start", "interval_start", required=True,
+                     type=click.DateTime(formats=["%Y-%m-%d"]), help="First date of the boundary."),
+        click.option("--interval-end", "interval_end", required=True,
+                     type=click.DateTime(formats=["%Y-%m-%d"]),
+                     help="End of the boundary (exclusive): [start, end)."),
+        click.option("--artifacts", "artifacts_url", default=".dpone/artifacts", show_default=True,
+                     help="Artifact store URL: a directory, file:///abs/path or "
+                          "s3://bucket/prefix."),
+        click.option("--plans", "plans", type=click.Path(path_type=Path, file_okay=False),
+                     default=Path(".dpone"), show_default=True,
+                     help="Directory holding plans/sha256/<hex>.json (for a PLAN_DIGEST target)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def freeze_and_seal(plan: RestDeliveryPlan, plan_digest: str, registry: Path,
+                    interval_start: dt.date, interval_end: dt.date,
+                    store: ImmutableArtifactPort) -> tuple[SourceParent, SealedTopology]:
+    """Freeze the boundary and seal every child, with progress on stderr.
+
+    A value the payload codec cannot encode is ``source.type_mismatch`` naming its column.
+    """
+    parent = freeze_source(plan, registry_root=registry, interval_start=interval_start,
+                           interval_end=interval_end, artifacts=store)
+    progress = Progress("sealing", "sealed child")
+    try:
+        with parent_file(store, parent) as path:
+            topology = seal_all(plan, plan_digest, parent, path, store, progress=progress)
+    except PayloadEncodingError as error:
+        column = error.column if error.column is not None else "(schema)"
+        raise DponeError(code="source.type_mismatch", message=f"column {column!r}: {error.reason}",
+                         details={"column": error.column, "row": error.row}) from error
+    finally:
+        progress.close()
+    return parent, topology
 
 
 def load_plan(target: str, registry: Path, plans: Path, *,

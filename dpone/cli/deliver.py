@@ -13,27 +13,24 @@ import click
 from dpone.artifacts import open_artifact_store
 from dpone.cli._inputs import (
     DEFAULT_JOURNAL,
-    Progress,
+    boundary_options,
     close_quietly,
+    freeze_and_seal,
     load_plan,
     open_journal,
-    parent_file,
 )
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
 from dpone.cli._report import child_rows, render_table
 from dpone.contracts import ERROR_CATALOG
 from dpone.contracts.journal import ChildOperation
-from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import SealedTopology
-from dpone.executor.seal import seal_all
-from dpone.executor.source import freeze_source
 from dpone.executor.supervisor import (
     DeliveryBlocked,
     DeliveryPending,
     DeliveryResult,
     deliver,
 )
-from dpone.executor.transport import HttpTransport, TransportTimeouts, resolve_credentials
+from dpone.executor.transport import transport_for
 
 
 def _holder() -> str:
@@ -55,16 +52,6 @@ class _StepPrinter:
         attempt = f" attempt {operation.attempt_ordinal}" if transition_id == "submit" else ""
         click.echo(f"  child {operation.ordinal}/{self._total} {self._scopes[operation.ordinal]} "
                    f"{operation.state_name}{attempt}{phase} {shown}".rstrip(), err=True)
-
-
-def _transport(plan: RestDeliveryPlan) -> HttpTransport:
-    binding = plan.binding.snapshot
-    profile = plan.profile.snapshot
-    tls = binding.authority.startswith("https://")
-    return HttpTransport(binding, resolve_credentials(binding),
-                         timeouts=TransportTimeouts.from_profile(profile.timeouts, tls=tls),
-                         max_response_bytes=profile.observability.response_bounds.max_body_bytes,
-                         max_connections=profile.rate.max_active_requests)
 
 
 def _document(result: DeliveryResult, topology: SealedTopology,
@@ -124,23 +111,9 @@ def _exit_code(result: DeliveryResult) -> int:
 
 
 @click.command(name="deliver")
-@click.argument("target", metavar="WORKLOAD|PLAN_DIGEST")
-@click.option("--registry", "registry", required=True,
-              type=click.Path(path_type=Path, file_okay=False),
-              help="Registry root holding profiles/, bindings/, mappings/, environments/ and "
-                   "the file sources.")
-@click.option("--interval-start", "interval_start", required=True,
-              type=click.DateTime(formats=["%Y-%m-%d"]), help="First date of the boundary.")
-@click.option("--interval-end", "interval_end", required=True,
-              type=click.DateTime(formats=["%Y-%m-%d"]),
-              help="End of the boundary (exclusive): [start, end).")
+@boundary_options
 @click.option("--journal", "journal_url", default=DEFAULT_JOURNAL, show_default=True,
               help="Journal: a SQLite file (local development) or postgresql://... URL.")
-@click.option("--artifacts", "artifacts_url", default=".dpone/artifacts", show_default=True,
-              help="Artifact store URL: a directory, file:///abs/path or s3://bucket/prefix.")
-@click.option("--plans", "plans", type=click.Path(path_type=Path, file_okay=False),
-              default=Path(".dpone"), show_default=True,
-              help="Directory holding plans/sha256/<hex>.json (for a PLAN_DIGEST target).")
 @click.option("--wait/--no-wait", "wait", default=False, show_default=True,
               help="Keep observing asynchronous jobs in-process until every child is terminal.")
 @FORMAT_OPTION
@@ -160,17 +133,11 @@ def deliver_command(target: str, registry: Path, interval_start: dt.datetime,
         plan, plan_digest = load_plan(target, registry, plans, persist=True)
         environment = plan.environment.snapshot
         store = open_artifact_store(artifacts_url)
-        parent = freeze_source(plan, registry_root=registry, interval_start=interval_start.date(),
-                               interval_end=interval_end.date(), artifacts=store)
-        progress = Progress("sealing", "sealed child")
-        try:
-            with parent_file(store, parent) as path:
-                topology = seal_all(plan, plan_digest, parent, path, store, progress=progress)
-        finally:
-            progress.close()
+        _parent, topology = freeze_and_seal(plan, plan_digest, registry, interval_start.date(),
+                                            interval_end.date(), store)
         journal = open_journal(journal_url, environment_id=environment.environment_id,
                                tier=environment.tier)
-        transport = _transport(plan)
+        transport = transport_for(plan)
         try:
             click.echo(f"delivering {len(topology.children)} child(ren) to "
                        f"{plan.binding.snapshot.authority} ({plan.profile.snapshot.ref})", err=True)

@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
 from dpone.artifacts import open_artifact_store
-from dpone.cli._inputs import Progress, load_plan, parent_file
+from dpone.cli._inputs import boundary_options, freeze_and_seal, load_plan
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
-from dpone.codecs import PayloadEncodingError
-from dpone.contracts import DponeError
 from dpone.contracts.sealed import SealedTopology
 from dpone.contracts.source_parent import SourceParent
-from dpone.executor.seal import seal_all
-from dpone.executor.source import freeze_source
 
 
 def _summary(parent: SourceParent, topology: SealedTopology) -> dict[str, Any]:
@@ -76,34 +71,8 @@ def _text(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _encoding_guard(action: Callable[[], int]) -> Callable[[], int]:
-    def guarded() -> int:
-        try:
-            return action()
-        except PayloadEncodingError as error:
-            column = error.column if error.column is not None else "(schema)"
-            raise DponeError(code="source.type_mismatch",
-                             message=f"column {column!r}: {error.reason}",
-                             details={"column": error.column, "row": error.row}) from error
-    return guarded
-
-
 @click.command()
-@click.argument("target", metavar="WORKLOAD|PLAN_DIGEST")
-@click.option("--registry", "registry", required=True,
-              type=click.Path(path_type=Path, file_okay=False),
-              help="Registry root holding profiles/, bindings/, mappings/, environments/ and "
-                   "the file sources.")
-@click.option("--interval-start", "interval_start", required=True,
-              type=click.DateTime(formats=["%Y-%m-%d"]), help="First date of the boundary.")
-@click.option("--interval-end", "interval_end", required=True,
-              type=click.DateTime(formats=["%Y-%m-%d"]),
-              help="End of the boundary (exclusive): [start, end).")
-@click.option("--artifacts", "artifacts_url", default=".dpone/artifacts", show_default=True,
-              help="Artifact store URL: a directory, file:///abs/path or s3://bucket/prefix.")
-@click.option("--plans", "plans", type=click.Path(path_type=Path, file_okay=False),
-              default=Path(".dpone"), show_default=True,
-              help="Directory holding plans/sha256/<hex>.json (for a PLAN_DIGEST target).")
+@boundary_options
 @FORMAT_OPTION
 def seal(target: str, registry: Path, interval_start: dt.datetime, interval_end: dt.datetime,
          artifacts_url: str, plans: Path, fmt: str) -> None:
@@ -116,15 +85,8 @@ def seal(target: str, registry: Path, interval_start: dt.datetime, interval_end:
     def body() -> int:
         plan, plan_digest = load_plan(target, registry, plans)
         store = open_artifact_store(artifacts_url)
-        parent = freeze_source(plan, registry_root=registry,
-                               interval_start=interval_start.date(),
-                               interval_end=interval_end.date(), artifacts=store)
-        progress = Progress("sealing", "sealed child")
-        try:
-            with parent_file(store, parent) as path:
-                topology = seal_all(plan, plan_digest, parent, path, store, progress=progress)
-        finally:
-            progress.close()
+        parent, topology = freeze_and_seal(plan, plan_digest, registry, interval_start.date(),
+                                           interval_end.date(), store)
         summary = _summary(parent, topology)
         if fmt == "json":
             emit_json({"schema": "dpone.seal_result.v1", "status": "ok", **summary})
@@ -132,6 +94,6 @@ def seal(target: str, registry: Path, interval_start: dt.datetime, interval_end:
             click.echo(_text(summary))
         return 0
 
-    run_guarded(fmt, _encoding_guard(body))
+    run_guarded(fmt, body)
 
 

@@ -27,6 +27,7 @@ from dpone.executor.transport._extract import (
     extract,
     parse_bounded_json,
 )
+from dpone.executor.transport._factory import transport_for
 from dpone.executor.transport._http import HttpTransport
 from dpone.executor.transport._model import (
     DEFAULT_RESPONSE_HEADERS,
@@ -84,4 +85,5 @@ __all__ = [
     "parse_bounded_json",
     "resolve_credentials",
     "retry_after_seconds",
+    "transport_for",
 ]

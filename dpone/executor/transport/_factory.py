@@ -1,0 +1,23 @@
+"""The transport of one compiled plan: its binding, credential, timeouts and bounds."""
+
+from __future__ import annotations
+
+from dpone.contracts.plan import RestDeliveryPlan
+from dpone.executor.transport._credentials import resolve_credentials
+from dpone.executor.transport._http import HttpTransport
+from dpone.executor.transport._model import TransportTimeouts
+from dpone.executor.transport._secret import Credential
+
+
+def transport_for(plan: RestDeliveryPlan, credential: Credential | None = None) -> HttpTransport:
+    """An :class:`HttpTransport` for ``plan``'s binding under its profile's timeouts and bounds.
+
+    The credential resolves from the binding's ``credential_ref`` in this process unless given.
+    """
+    binding = plan.binding.snapshot
+    profile = plan.profile.snapshot
+    tls = binding.authority.startswith("https://")
+    return HttpTransport(binding, credential or resolve_credentials(binding),
+                         timeouts=TransportTimeouts.from_profile(profile.timeouts, tls=tls),
+                         max_response_bytes=profile.observability.response_bounds.max_body_bytes,
+                         max_connections=profile.rate.max_active_requests)
