@@ -80,12 +80,7 @@ from dpone.contracts.sealed import SealedTopology
 from dpone.executor.seal import seal_all
 from dpone.executor.source import freeze_source
 from dpone.executor.supervisor import DeliveryCompleted, deliver, outbound_request
-from dpone.executor.transport import (
-    HttpTransport,
-    OutboundRequest,
-    TransportTimeouts,
-    resolve_credentials,
-)
+from dpone.executor.transport import HttpTransport, OutboundRequest, transport_for
 from dpone.journal.sqlite import SqliteJournal
 from dpone.receiver import ReceiverConfig, ReceiverThread
 from dpone.receiver._multipart import parse_multipart
@@ -240,16 +235,6 @@ def pointed(plan: RestDeliveryPlan, base_url: str, *,
     return plan.model_copy(update=update), binding
 
 
-def transport_for(plan: RestDeliveryPlan, binding: ConnectionBinding) -> HttpTransport:
-    """The transport exactly as ``dpone deliver`` builds it (``dpone/cli/deliver.py``)."""
-    profile = plan.profile.snapshot
-    tls = binding.authority.startswith("https://")
-    return HttpTransport(binding, resolve_credentials(binding),
-                         timeouts=TransportTimeouts.from_profile(profile.timeouts, tls=tls),
-                         max_response_bytes=profile.observability.response_bounds.max_body_bytes,
-                         max_connections=profile.rate.max_active_requests)
-
-
 # -- runs and the bare upload ---------------------------------------------------------------
 
 
@@ -393,7 +378,7 @@ def supervised(scenario: Scenario, open_journal: JournalFactory, scratch: Path) 
     scenario.receiver.state.reset()
     clock = Clock()
     with open_journal(scratch, environment_id) as journal, \
-            transport_for(scenario.plan, scenario.binding) as transport:
+            transport_for(scenario.plan) as transport:
         ports: dict[str, Any] = {"journal": TimedPort(journal, clock, "journal"),
                                  "artifacts": TimedPort(store, clock, "artifacts"),
                                  "transport": TimedTransport(transport, clock)}

@@ -124,28 +124,39 @@ def parent_file(store: ImmutableArtifactPort, parent: SourceParent) -> Iterator[
         yield path
 
 
-def open_journal(url: str, *, environment_id: str,
-                 tier: str = "development") -> DeliveryJournalPort:
-    """The journal at ``url``, migrated: ``postgresql://...`` or a SQLite path (``sqlite:///``)."""
+def open_journal(url: str, *, environment_id: str, tier: str = "development",
+                 migrate: bool = True) -> DeliveryJournalPort:
+    """The journal at ``url``: ``postgresql://...`` or a SQLite path (``sqlite:///``).
+
+    ``migrate`` applies pending migrations (idempotent); read-only commands pass ``False``.
+    """
     if url.startswith(POSTGRES_SCHEMES):
         from dpone.journal.postgres import PostgresJournal  # noqa: PLC0415 - optional driver
 
         postgres = PostgresJournal(url, environment_id=environment_id,
                                    require_durability=tier == "production")
-        postgres.migrate()
+        if migrate:
+            postgres.migrate()
         return postgres
     path = Path(url.removeprefix("sqlite:///"))  # sqlite:///rel/path, sqlite:////abs/path
     if tier != "development":
         raise DponeError(code="journal.sqlite_in_production",
                          message=f"environment {environment_id!r} is {tier}: its journal must be "
                          "a postgresql:// URL")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise DponeError(code="journal.unavailable",
+                         message=f"cannot create the journal directory {path.parent}: "
+                         f"{error.strerror}") from error
     sqlite = SqliteJournal(path, environment_id=environment_id)
-    sqlite.migrate()
+    if migrate:
+        sqlite.migrate()
     return sqlite
 
 
 def close_quietly(resource: Any) -> None:
+    """Close ``resource`` if it can be closed; a failure to close is not the command's result."""
     close = getattr(resource, "close", None)
     if close is not None:
         with contextlib.suppress(Exception):

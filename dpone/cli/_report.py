@@ -17,6 +17,7 @@ RECEIPT_FIELDS = ("id", "batch_id", "http_status", "phase", "accepted_rows", "re
 
 def child_row(child: ChildOperation, rows: int | None = None,
               wire_bytes: int | None = None) -> dict[str, Any]:
+    """One child as the reports show it: journal facts and bounded receipt scalars only."""
     receipt = child.receipt or {}
     return {
         "ordinal": child.ordinal,
@@ -38,7 +39,9 @@ def child_row(child: ChildOperation, rows: int | None = None,
     }
 
 
-def child_rows(parent: ParentOperation, topology: SealedTopology | None = None) -> list[dict[str, Any]]:
+def child_rows(parent: ParentOperation,
+               topology: SealedTopology | None = None) -> list[dict[str, Any]]:
+    """Every child in ordinal order, with sealed rows and wire bytes when ``topology`` is given."""
     sealed = {c.descriptor.ordinal: c.descriptor for c in topology.children} if topology else {}
     rows = []
     for child in sorted(parent.children, key=lambda c: c.ordinal):

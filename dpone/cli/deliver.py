@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +25,21 @@ from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
 from dpone.cli._report import child_rows, render_table
 from dpone.contracts import ERROR_CATALOG
 from dpone.contracts.journal import ChildOperation
+from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import SealedTopology
 from dpone.executor.supervisor import (
     DeliveryBlocked,
     DeliveryPending,
     DeliveryResult,
+    check_profile,
     deliver,
 )
-from dpone.executor.transport import transport_for
+from dpone.executor.transport import (
+    OutboundRequest,
+    RestTransportPort,
+    TransportOutcome,
+    transport_for,
+)
 
 
 def _holder() -> str:
@@ -49,9 +58,40 @@ class _StepPrinter:
         receipt = operation.receipt or {}
         shown = receipt.get("id") or receipt.get("batch_id") or ""
         phase = f" phase={receipt['phase']}" if "phase" in receipt else ""
-        attempt = f" attempt {operation.attempt_ordinal}" if transition_id == "submit" else ""
+        attempt = f" attempt {operation.attempt_ordinal}" if transition_id == "enter_submitting" else ""
         click.echo(f"  child {operation.ordinal}/{self._total} {self._scopes[operation.ordinal]} "
                    f"{operation.state_name}{attempt}{phase} {shown}".rstrip(), err=True)
+
+
+class _LazyTransport:
+    """The plan's transport, built (and its credential resolved) on the first request."""
+
+    def __init__(self, build: Callable[[], RestTransportPort]) -> None:
+        self._build = build
+        self._inner: RestTransportPort | None = None
+
+    def send(self, request: OutboundRequest) -> TransportOutcome:
+        if self._inner is None:
+            self._inner = self._build()
+        return self._inner.send(request)
+
+    def close(self) -> None:
+        if self._inner is not None:
+            self._inner.close()
+
+
+def _empty(plan: RestDeliveryPlan, topology: SealedTopology, fmt: str) -> int:
+    """No rows in the boundary: nothing is admitted or sent (the profile's empty_input policy)."""
+    policy = plan.profile.snapshot.result_policy.empty_input
+    boundary = {"from": topology.coverage.boundary_from.isoformat(),
+                "to": topology.coverage.boundary_to.isoformat()}
+    if fmt == "json":
+        emit_json({"schema": "dpone.delivery_result.v1", "status": "empty", "boundary": boundary,
+                   "empty_input": policy, "children_total": 0, "rows_total": 0, "children": []})
+    else:
+        click.echo(f"empty: [{boundary['from']}, {boundary['to']}) holds no rows; nothing was "
+                   f"admitted or sent (empty_input: {policy})")
+    return 0
 
 
 def _document(result: DeliveryResult, topology: SealedTopology,
@@ -73,7 +113,7 @@ def _document(result: DeliveryResult, topology: SealedTopology,
                                "exit_code": int(spec.exit_class)}
     if isinstance(result, DeliveryPending):
         document["pending"] = {"operation_id": result.operation_id, "ordinal": result.ordinal,
-                               "continuation": result.continuation,
+                               "continuation_kind": result.continuation_kind,
                                "next_check_after": result.next_check_after.isoformat()
                                if result.next_check_after else None}
     return document
@@ -131,22 +171,26 @@ def deliver_command(target: str, registry: Path, interval_start: dt.datetime,
 
     def body() -> int:
         plan, plan_digest = load_plan(target, registry, plans, persist=True)
+        check_profile(plan)
         environment = plan.environment.snapshot
         store = open_artifact_store(artifacts_url)
         _parent, topology = freeze_and_seal(plan, plan_digest, registry, interval_start.date(),
                                             interval_end.date(), store)
-        journal = open_journal(journal_url, environment_id=environment.environment_id,
-                               tier=environment.tier)
-        transport = transport_for(plan)
-        try:
+        if not topology.children:
+            return _empty(plan, topology, fmt)
+        with contextlib.ExitStack() as stack:
+            journal = open_journal(journal_url, environment_id=environment.environment_id,
+                                   tier=environment.tier)
+            stack.callback(close_quietly, journal)
+            # The credential resolves on the first request: after admission, so an intent
+            # conflict is refused before any secret is read.
+            transport = _LazyTransport(lambda: transport_for(plan))
+            stack.callback(transport.close)
             click.echo(f"delivering {len(topology.children)} child(ren) to "
                        f"{plan.binding.snapshot.authority} ({plan.profile.snapshot.ref})", err=True)
             result = deliver(plan, topology, journal, store, transport, holder=_holder(),
                              wait=wait, observer=_StepPrinter(topology))
             children = child_rows(journal.load_parent(result.parent_id), topology)
-        finally:
-            transport.close()
-            close_quietly(journal)
         document = _document(result, topology, children)
         if fmt == "json":
             emit_json(document)

@@ -23,29 +23,12 @@ from dpone.cli._report import child_rows, render_table
 from dpone.contracts import DponeError
 from dpone.contracts.journal import ChildOperation, DeliveryJournalView, ParentOperation
 from dpone.contracts.plan import RestDeliveryPlan
-from dpone.executor.supervisor import ACTIONS
+from dpone.executor.supervisor import allowed_actions
 from dpone.plans import read_plan
 
 MAX_SHOWN_OBSERVATIONS = 8
 _CHILD_ID = re.compile(r"^(op_v1_[0-9a-f]{64})_[0-9]{4,}$")
 _PARENT_ID = re.compile(r"^op_v1_[0-9a-f]{64}$")
-
-
-def allowed_actions(child: ChildOperation) -> list[str]:
-    """What may happen next to ``child``; never a resend of a possibly-applied request."""
-    if child.axes.checkpoint_state == "PROMOTED":
-        return []
-    if child.axes.checkpoint_state == "ELIGIBLE":
-        return ["promote_checkpoint"]
-    if child.state_name in ("sealed", "retry_wait"):
-        return ["resume_delivery"]
-    if child.state_name in ("accepted", "waiting"):
-        return ["poll_receipt"]
-    if child.state_name.startswith("verifying_"):
-        return ["verify_counters"]
-    if child.state_name in ("submitting", "submitting_fenced_replay"):
-        return ["wait_for_mutation_lease", "inspect_evidence"]
-    return list(ACTIONS.get(child.last_error_code or "", ("inspect_evidence",)))
 
 
 def _plan(plans: Path, digest: str) -> RestDeliveryPlan | None:
@@ -82,7 +65,7 @@ def _document(journal: DeliveryJournalView, parent: ParentOperation, only: str |
         if only is not None and row["operation_id"] != only:
             continue
         child = by_id[row["operation_id"]]
-        row["allowed_actions"] = allowed_actions(child)
+        row["allowed_actions"] = list(allowed_actions(child))
         row["attempts"] = [{"attempt_ordinal": a["attempt_ordinal"], "marker_key": a["marker_key"],
                             "outcome": a.get("outcome"),
                             "started_at": a["started_at"].isoformat()}
@@ -109,7 +92,7 @@ def _document(journal: DeliveryJournalView, parent: ParentOperation, only: str |
         "checkpoint_frontier": parent.checkpoint_frontier,
         "children_total": len(parent.children),
         "complete": not pending,
-        "next_actions": allowed_actions(pending[0]) if pending else [],
+        "next_actions": list(allowed_actions(pending[0])) if pending else [],
         "journal_now": now.isoformat(),
         "children": rows,
     }
@@ -178,7 +161,7 @@ def inspect(operation_id: str, environment_id: str, journal_url: str, plans: Pat
                 not Path(journal_url.removeprefix("sqlite:///")).exists():
             raise DponeError(code="journal.not_found",
                              message=f"no journal at {journal_url}")
-        journal = open_journal(journal_url, environment_id=environment_id)
+        journal = open_journal(journal_url, environment_id=environment_id, migrate=False)
         try:
             parent_id = child_match.group(1) if child_match else operation_id
             parent = journal.load_parent(parent_id)

@@ -99,7 +99,8 @@ def _common_refusal(candidate: Candidate, rows: Iterable[FenceRow],
                           row.operation_id)
         if (candidate.mutation_kind == "incremental_append"
                 and row.mutation_kind == "incremental_append" and row.scope == candidate.scope
-                and row.remote_effect == "FULLY_APPLIED"):
+                and row.remote_effect == "FULLY_APPLIED"
+                and row.parent_id != candidate.parent_id):  # parts of one split day share it
             return _error("REST_DELIVERY_APPEND_SCOPE_ALREADY_APPLIED",
                           "this exact append scope is already fully applied", candidate,
                           row.operation_id)

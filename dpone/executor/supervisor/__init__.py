@@ -7,9 +7,9 @@ This package sees the journal, the artifact store and the network only through t
 families: the synchronous batch and the asynchronous bulk job with receipt polling.
 """
 
+from dpone.executor.supervisor._actions import ACTIONS, allowed_actions
 from dpone.executor.supervisor._admission import parent_admission
-from dpone.executor.supervisor._context import ACTIONS
-from dpone.executor.supervisor._deliver import deliver, deliver_sync
+from dpone.executor.supervisor._deliver import check_profile, deliver, deliver_sync
 from dpone.executor.supervisor._request import outbound_request, poll_request
 from dpone.executor.supervisor._results import (
     ChildReceipt,
@@ -26,6 +26,8 @@ __all__ = [
     "DeliveryCompleted",
     "DeliveryPending",
     "DeliveryResult",
+    "allowed_actions",
+    "check_profile",
     "deliver",
     "deliver_sync",
     "outbound_request",

@@ -24,26 +24,13 @@ from dpone.contracts.journal import (
 )
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ImmutableArtifactPort
+from dpone.executor.supervisor._actions import ACTIONS
 from dpone.executor.supervisor._results import DeliveryBlocked
 from dpone.executor.transport import Failure, RestTransportPort
 
 LEASE_MARGIN_S: Final = 30
+MAX_LEASE_TTL_S: Final = 86_400
 DUE_MARGIN_S: Final = 0.05
-
-ACTIONS: Final[Mapping[str, tuple[str, ...]]] = {
-    "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN": ("inspect_evidence", "reconcile_delivery_key"),
-    "REST_DELIVERY_UNSAFE_RETRY": ("inspect_evidence", "reconcile_delivery_key"),
-    "REST_DELIVERY_PARTIALLY_APPLIED": ("inspect_evidence", "reconcile_delivery_key",
-                                        "run_certified_compensation"),
-    "REST_DELIVERY_COUNT_MISMATCH": ("inspect_evidence", "reconcile_delivery_key"),
-    "REST_DELIVERY_PROTOCOL_UNKNOWN": ("inspect_evidence", "reconcile_delivery_key"),
-    "REST_DELIVERY_RECEIPT_EXPIRED": ("inspect_evidence", "query_by_delivery_key",
-                                      "reconcile_delivery_key"),
-    "REST_DELIVERY_RETRY_AFTER_EXCEEDS_BUDGET": ("inspect_evidence", "wait_for_server_window",
-                                                 "reconcile_delivery_key"),
-    "receiver.terminal_failure": ("inspect_evidence", "deliver_new_generation"),
-}
-"""What an operator may do after each blocking code; never an automatic resend."""
 
 StepObserver = Callable[[ChildOperation, str], None]
 
@@ -69,10 +56,22 @@ class RunContext:
 
     # --- leases and guarded steps -------------------------------------------------------------
 
+    def lease_ttl(self, kind: LeaseKindName) -> int:
+        """Seconds a lease of ``kind`` must outlive: a mutation lease covers the whole submit
+        loop (every attempt, every backoff and Retry-After inside the budget), so the outcome of
+        the last request is still recorded under the lease that sent it."""
+        profile = self.plan.profile.snapshot
+        request = profile.timeouts.request_total_s
+        if kind != "mutation":
+            return request + LEASE_MARGIN_S
+        backoff = profile.retry.submit
+        return min(backoff.budget_s + backoff.max_attempts * request + LEASE_MARGIN_S,
+                   MAX_LEASE_TTL_S)
+
     @contextlib.contextmanager
     def lease(self, operation_id: str, kind: LeaseKindName) -> Iterator[Lease]:
-        ttl = self.plan.profile.snapshot.timeouts.request_total_s + LEASE_MARGIN_S
-        held = self.journal.acquire_lease(operation_id, kind, self.holder, ttl)
+        """Hold a journal lease of ``kind`` on ``operation_id`` for the block; released after."""
+        held = self.journal.acquire_lease(operation_id, kind, self.holder, self.lease_ttl(kind))
         try:
             yield held
         finally:
@@ -82,6 +81,7 @@ class RunContext:
     def step(self, operation: ChildOperation, lease: Lease, transition_id: str,
              evidence_kind: str, evidence_name: str, facts: Iterable[str],
              **fields: object) -> ChildOperation:
+        """One guarded transition with a revision CAS on ``operation``'s current revision."""
         request = TransitionRequest.model_validate({
             "operation_id": operation.operation_id, "transition_id": transition_id,
             "expected_revision": operation.revision, "evidence_kind": evidence_kind,
@@ -91,10 +91,12 @@ class RunContext:
         return updated
 
     def notify(self, operation: ChildOperation, transition_id: str) -> None:
+        """Tell the observer (progress display) where ``operation`` now stands."""
         if self.observer is not None:
             self.observer(operation, transition_id)
 
     def promote(self, parent_id: str) -> int:
+        """Extend the contiguous checkpoint frontier under a checkpoint lease."""
         with self.lease(parent_id, "checkpoint") as held:
             self.frontier = self.journal.promote_frontier(parent_id, held)
         return self.frontier
@@ -108,6 +110,7 @@ class RunContext:
     # --- the journal clock --------------------------------------------------------------------
 
     def now(self) -> dt.datetime:
+        """The journal's (database) clock."""
         return self.journal.now()
 
     def due_in(self, due: dt.datetime | None) -> float:
@@ -117,6 +120,7 @@ class RunContext:
         return max((due - self.now()).total_seconds(), 0.0)
 
     def wait_until(self, due: dt.datetime | None) -> None:
+        """Sleep until ``due`` has passed by the journal clock."""
         pause = self.due_in(due)
         if pause > 0:
             self.sleep(pause + DUE_MARGIN_S)
@@ -125,6 +129,7 @@ class RunContext:
 
     def blocked(self, operation: ChildOperation, code: str, failure: Failure | None = None,
                 extra: Mapping[str, str | int] | None = None) -> DeliveryBlocked:
+        """The stop result for ``operation``: bounded scalars only, and the allowed actions."""
         evidence: dict[str, str | int] = {
             "state_name": operation.state_name, "revision": operation.revision,
             "attempt_ordinal": operation.attempt_ordinal, "ordinal": operation.ordinal,

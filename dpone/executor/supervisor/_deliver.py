@@ -26,9 +26,16 @@ from dpone.contracts.journal import ChildOperation, DeliveryJournalPort
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.contracts.sealed import SealedChild, SealedTopology
+from dpone.executor.supervisor._actions import (
+    IN_FLIGHT_STATES,
+    OBSERVING_STATES,
+    SUBMITTABLE_STATES,
+    VERIFYING_STATES,
+    replay_prefix,
+)
 from dpone.executor.supervisor._admission import parent_admission
 from dpone.executor.supervisor._context import RunContext, StepObserver, scalars
-from dpone.executor.supervisor._observe import OBSERVING_STATES, VERIFYING_STATES, observe, verify
+from dpone.executor.supervisor._observe import observe, verify
 from dpone.executor.supervisor._results import (
     ChildReceipt,
     DeliveryBlocked,
@@ -36,11 +43,10 @@ from dpone.executor.supervisor._results import (
     DeliveryPending,
     DeliveryResult,
 )
-from dpone.executor.supervisor._submit import REPLAY_STATE, SUBMITTABLE_STATES, submit
+from dpone.executor.supervisor._submit import submit
 from dpone.executor.transport import RestTransportPort
 
 FAMILIES: Final = {"sync_batch": "submit_response", "async_bulk_job": "poll_response"}
-IN_FLIGHT_STATES: Final = frozenset({"submitting", REPLAY_STATE})
 
 
 def deliver(plan: RestDeliveryPlan, topology: SealedTopology, journal: DeliveryJournalPort,
@@ -54,18 +60,11 @@ def deliver(plan: RestDeliveryPlan, topology: SealedTopology, journal: DeliveryJ
     and promotes each child in ordinal order. ``wait`` keeps observing an asynchronous job
     in-process until it is terminal; without it the run returns :class:`DeliveryPending`.
     """
-    profile = plan.profile.snapshot
-    if FAMILIES.get(profile.protocol_family) != profile.verification.counters_from:
-        raise DponeError(code="REST_DELIVERY_PROTOCOL_UNKNOWN",
-                         message=f"profile {profile.ref}: protocol family "
-                         f"{profile.protocol_family!r} with counters from "
-                         f"{profile.verification.counters_from!r} is not supported")
-    if profile.protocol_family == "async_bulk_job" and profile.acknowledgement.poll is None:
-        raise DponeError(code="REST_DELIVERY_PROTOCOL_UNKNOWN",
-                         message=f"profile {profile.ref} declares no receipt poll")
+    check_profile(plan)
     if not topology.children:
-        raise DponeError(code="REST_DELIVERY_PROTOCOL_UNKNOWN",
-                         message="an empty topology is decided by the empty-input policy")
+        raise DponeError(code="input.invalid_argument",
+                         message="the boundary holds no rows: an empty topology is not admitted; "
+                         "the profile's empty_input policy decides what an empty run means")
     parent = journal.admit_parent(parent_admission(plan, topology)).parent
     ctx = RunContext(plan, journal, artifacts, transport, holder, sleep, rng or random.Random(),
                      observer, frontier=parent.checkpoint_frontier)
@@ -82,13 +81,28 @@ def deliver(plan: RestDeliveryPlan, topology: SealedTopology, journal: DeliveryJ
                                    next_check_after=outcome.next_check_after,
                                    checkpoint_frontier=ctx.frontier,
                                    children_total=len(parent.children))
+        if ctx.promote(parent.parent_id) < outcome.ordinal:
+            raise DponeError(code="journal.illegal_transition", operation_id=outcome.operation_id,
+                             message="a verified child did not extend the checkpoint frontier")
         receipts.append(ChildReceipt(operation_id=outcome.operation_id, ordinal=outcome.ordinal,
                                      state_name=outcome.state_name,
                                      attempt_ordinal=outcome.attempt_ordinal,
                                      receipt=scalars(outcome.receipt or {})))
-        ctx.promote(parent.parent_id)
     return DeliveryCompleted(parent_id=parent.parent_id, checkpoint_frontier=ctx.frontier,
                              children=tuple(receipts))
+
+
+def check_profile(plan: RestDeliveryPlan) -> None:
+    """Refuse, before any freeze, seal or HTTP, a profile this supervisor cannot drive."""
+    profile = plan.profile.snapshot
+    if FAMILIES.get(profile.protocol_family) != profile.verification.counters_from:
+        raise DponeError(code="profile.unsupported_family",
+                         message=f"profile {profile.ref}: protocol family "
+                         f"{profile.protocol_family!r} with counters from "
+                         f"{profile.verification.counters_from!r} is not supported")
+    if profile.protocol_family == "async_bulk_job" and profile.acknowledgement.poll is None:
+        raise DponeError(code="profile.unsupported_family",
+                         message=f"profile {profile.ref} declares no receipt poll")
 
 
 def _child(ctx: RunContext, operation: ChildOperation, sealed: SealedChild, *,
@@ -117,7 +131,7 @@ def _take_over(ctx: RunContext, operation: ChildOperation) -> DeliveryBlocked:
     """A child left in SUBMITTING by a lost worker: UNKNOWN under an observation lease."""
     with ctx.lease(operation.operation_id, "mutation"):
         pass  # refused while the submitting worker still holds its lease: nothing to take over
-    prefix = "replay" if operation.state_name == REPLAY_STATE else "submitting"
+    prefix = replay_prefix(operation)
     code = "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"
     with ctx.lease(operation.operation_id, "observation") as lease:
         updated = ctx.step(operation, lease, f"{prefix}_mutation_lease_lost", "lease_expiry",

@@ -13,20 +13,25 @@ accounted with none rejected is FULLY_APPLIED and checkpoint-eligible.
 from __future__ import annotations
 
 import datetime as dt
+import time
 from typing import Final
 
 from dpone.contracts import DponeError
 from dpone.contracts.journal import ChildOperation, Lease
 from dpone.contracts.profile import Extractor, Poll
 from dpone.contracts.sealed import SealedChild
+from dpone.executor.supervisor._actions import OBSERVING_STATES
 from dpone.executor.supervisor._context import RunContext, scalars
 from dpone.executor.supervisor._request import poll_request
 from dpone.executor.supervisor._results import DeliveryBlocked
-from dpone.executor.transport import ExtractionError, Response, extract, full_jitter_delay
-
-OBSERVING_STATES: Final = frozenset({"accepted", "waiting"})
-VERIFYING_STATES: Final = frozenset({"verifying_succeeded", "verifying_failed",
-                                     "verifying_cancelled", "verifying_expired"})
+from dpone.executor.transport import (
+    ExtractionError,
+    Failure,
+    Response,
+    extract,
+    full_jitter_delay,
+    retry_after_seconds,
+)
 
 # poll outcome -> (transition suffix, evidence name, error code or None)
 _POLL_OUTCOMES: Final = {
@@ -55,29 +60,62 @@ def _phase(poll: Poll, word: str) -> str:
 
 def observe(ctx: RunContext, operation: ChildOperation, *,
             wait: bool) -> ChildOperation | DeliveryBlocked:
-    """Poll an ACCEPTED/WAITING child; returns it still observing only when ``wait`` is off."""
-    backoff = ctx.plan.profile.snapshot.retry.observation
+    """Poll an ACCEPTED/WAITING child until it leaves observation.
+
+    Returns it still observing when ``wait`` is off and the next check is not due, or when this
+    run has observed for the profile's ``operation_total_s``: the receipt stays durable and the
+    next run continues. Each poll holds an observation lease from the GET to its record.
+    """
+    profile = ctx.plan.profile.snapshot
+    poll = profile.acknowledgement.poll
+    if poll is None:
+        raise DponeError(code="profile.unsupported_family",
+                         message=f"profile {profile.ref} declares no receipt poll")
+    backoff = profile.retry.observation
+    deadline = time.monotonic() + profile.timeouts.operation_total_s
     failures = 0
     while operation.state_name in OBSERVING_STATES:
-        if not wait and ctx.due_in(operation.next_check_after) > 0:
+        if (not wait and ctx.due_in(operation.next_check_after) > 0) or time.monotonic() > deadline:
             return operation
         ctx.wait_until(operation.next_check_after)
-        response = ctx.transport.send(poll_request(ctx.plan, operation.receipt or {}))
-        if not isinstance(response, Response) or response.status in (429, 500, 502, 503, 504):
-            failures += 1
-            if failures >= backoff.max_attempts:
-                raise DponeError(code="receiver.unavailable", operation_id=operation.operation_id,
-                                 message=f"{failures} receipt polls failed; the receipt is kept "
-                                 "and observation resumes on the next run")
-            ctx.sleep(full_jitter_delay(failures - 1, float(backoff.initial_delay_s),
-                                        float(backoff.max_delay_s), ctx.rng))
-            continue
-        failures = 0
         with ctx.lease(operation.operation_id, "observation") as lease:
-            operation, code = _record_poll(ctx, operation, lease, response)
-        if code is not None:
-            return ctx.blocked(operation, code)
+            response = ctx.transport.send(poll_request(ctx.plan, operation.receipt or {}))
+            answered = isinstance(response, Response) and (
+                response.status == 200 or response.status in poll.expired_statuses)
+            if isinstance(response, Response) and answered:
+                operation, code = _record_poll(ctx, operation, lease, response)
+                if code is not None:
+                    return ctx.blocked(operation, code)
+                failures = 0
+                continue
+        # Not an answer about the job (transport failure, throttle, 5xx, auth): read-only, so it
+        # is repeated within the observation budget; nothing is recorded.
+        failures += 1
+        if failures >= backoff.max_attempts:
+            raise DponeError(code="receiver.unavailable", operation_id=operation.operation_id,
+                             message=f"{failures} receipt poll(s) got no answer about the job; "
+                             "the receipt is kept and observation resumes on the next run",
+                             details=_poll_failure(response))
+        ctx.sleep(_poll_delay(ctx, failures, response))
     return operation
+
+
+def _poll_failure(outcome: Response | Failure) -> dict[str, str | int]:
+    if isinstance(outcome, Response):
+        return {"http_status": outcome.status}
+    return {"transport_phase": outcome.phase.value, "transport_failure": outcome.kind.value}
+
+
+def _poll_delay(ctx: RunContext, failures: int, outcome: Response | Failure) -> float:
+    """Full jitter, never earlier than a Retry-After the receiver sent."""
+    backoff = ctx.plan.profile.snapshot.retry.observation
+    delay = full_jitter_delay(failures - 1, float(backoff.initial_delay_s),
+                              float(backoff.max_delay_s), ctx.rng)
+    if isinstance(outcome, Response):
+        floor = retry_after_seconds(outcome.headers, dt.datetime.now(dt.UTC))
+        if floor is not None:
+            delay = max(delay, floor)
+    return delay
 
 
 def _record_poll(ctx: RunContext, operation: ChildOperation, lease: Lease,
@@ -100,8 +138,7 @@ def _record_poll(ctx: RunContext, operation: ChildOperation, lease: Lease,
                     update={"required": False})
         try:
             values.update(extract(extractors, response, profile.observability.response_bounds))
-            outcome = _phase(poll, str(values["phase"])) if response.status == 200 \
-                else "protocol_unknown"
+            outcome = _phase(poll, str(values["phase"]))
         except ExtractionError:
             outcome = "protocol_unknown"
     suffix, name, code = _POLL_OUTCOMES[outcome]
@@ -130,12 +167,12 @@ def verify(ctx: RunContext, operation: ChildOperation,
         if counted and accepted == expected and rejected == 0:
             return ctx.step(operation, lease, f"{prefix}_verified_full", "verification",
                             "FULL_EFFECT_VERIFIED", ["verification_recorded", "all_rows_accounted"])
-        if counted and accepted == 0 and acknowledged != "succeeded" and expected > 0:
+        if counted and declared and accepted == 0 and acknowledged != "succeeded" and expected > 0:
             operation = ctx.step(operation, lease, f"{prefix}_no_effect", "verification",
                                  "NO_EFFECT_VERIFIED", ["verification_recorded", "absence_proven"],
                                  error_code="receiver.terminal_failure")
             return ctx.blocked(operation, "receiver.terminal_failure")
-        if counted and isinstance(accepted, int) and isinstance(rejected, int) \
+        if isinstance(accepted, int) and isinstance(rejected, int) \
                 and accepted + rejected == expected:
             digest = ctx.publish_evidence(operation, "result", {
                 "operation_id": operation.operation_id, "acknowledgement": acknowledged,

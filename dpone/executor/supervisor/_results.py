@@ -60,7 +60,7 @@ class DeliveryPending(StrictModel):
     """
 
     kind: Literal["pending"] = "pending"
-    continuation: Literal["poll_receipt"] = "poll_receipt"
+    continuation_kind: Literal["poll_receipt"] = "poll_receipt"
     parent_id: str
     operation_id: str
     ordinal: int

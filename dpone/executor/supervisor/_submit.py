@@ -27,6 +27,7 @@ from dpone.contracts import DponeError, canonical_json
 from dpone.contracts.journal import ChildOperation, Lease
 from dpone.contracts.profile import Extractor, OperationProfile
 from dpone.contracts.sealed import SealedChild
+from dpone.executor.supervisor._actions import replay_prefix
 from dpone.executor.supervisor._context import RunContext
 from dpone.executor.supervisor._request import check_payload, outbound_request
 from dpone.executor.supervisor._results import DeliveryBlocked
@@ -41,9 +42,9 @@ from dpone.executor.transport import (
     retry_after_seconds,
 )
 
+PERMANENT_FENCE_REFUSALS: Final = frozenset({"REST_DELIVERY_STALE_GENERATION",
+                                            "REST_DELIVERY_APPEND_SCOPE_ALREADY_APPLIED"})
 THROTTLE_STATUSES: Final = frozenset({408, 425, 429, 500, 502, 503, 504})
-SUBMITTABLE_STATES: Final = frozenset({"sealed", "retry_wait"})
-REPLAY_STATE: Final = "submitting_fenced_replay"
 
 # outcome -> (evidence name, facts, error code or None)
 _RESPONSE_OUTCOMES: Final[Mapping[str, tuple[str, tuple[str, ...], str | None]]] = {
@@ -58,10 +59,6 @@ _RESPONSE_OUTCOMES: Final[Mapping[str, tuple[str, tuple[str, ...], str | None]]]
     "response_not_recognized": ("RESPONSE_NOT_RECOGNIZED", ("response_recorded",),
                                 "REST_DELIVERY_PROTOCOL_UNKNOWN"),
 }
-
-
-def _prefix(operation: ChildOperation) -> str:
-    return "replay" if operation.state_name == REPLAY_STATE else "submitting"
 
 
 def _values(extractors: Mapping[str, Extractor], response: Response,
@@ -92,6 +89,8 @@ def classify(profile: OperationProfile, sealed: SealedChild,
             return "accepted_without_receipt", status
         return "async_receipt_accepted", {**status, **values}
     if ack.duplicate is not None and response.status in ack.duplicate.statuses:
+        if profile.protocol_family != "async_bulk_job":
+            return "bare_duplicate", status  # only a job receipt can be observed afterwards
         values = _values(ack.duplicate.same_key_receipt, response, profile) or {}
         proofs = {"filename": sealed.request.filename,
                   "delivery_key": sealed.identities.delivery_key,
@@ -119,17 +118,27 @@ def submit(ctx: RunContext, operation: ChildOperation,
                 ctx.wait_until(operation.next_check_after)
             attempt = ctx.journal.plan_attempt(operation.operation_id, lease)
             marker = ctx.artifacts.put_bytes(attempt.marker_key, canonical_json(attempt.marker))
-            operation = ctx.journal.enter_submitting(attempt, marker.digest, lease,
-                                                     operation.revision, fenced_replay=replay)
-            ctx.notify(operation, "submit")
+            try:
+                operation = ctx.journal.enter_submitting(attempt, marker.digest, lease,
+                                                         operation.revision, fenced_replay=replay)
+            except DponeError as refusal:
+                if refusal.code not in PERMANENT_FENCE_REFUSALS or operation.state_name != "sealed":
+                    raise
+                # A higher generation or an applied append scope forbids this mutation for good.
+                refused = ctx.step(operation, lease, "sealed_pre_submit_fence_refused",
+                                   "admission", "PRE_SUBMIT_FENCE_REFUSED", ["no_request_sent"],
+                                   error_code=refusal.code)
+                return ctx.blocked(refused, refusal.code)
+            ctx.notify(operation, "enter_submitting")
             try:
                 outcome = ctx.transport.send(request)
-            except DponeError:
+            except DponeError as refusal:
                 # The transport refuses a malformed request before sending any byte.
                 if operation.state_name == "submitting":
                     ctx.step(operation, lease, "submitting_not_started_final", "transport",
                              "REQUEST_NOT_STARTED",
-                             ["request_not_started_proof", "retry_unavailable"])
+                             ["request_not_started_proof", "retry_unavailable"],
+                             error_code=refusal.code)
                 raise
             if isinstance(outcome, Response):
                 kind, values = classify(ctx.plan.profile.snapshot, sealed, outcome)
@@ -152,14 +161,20 @@ def submit(ctx: RunContext, operation: ChildOperation,
 def _record(ctx: RunContext, operation: ChildOperation, lease: Lease, kind: str,
             values: dict[str, str | int]) -> ChildOperation | DeliveryBlocked:
     name, facts, code = _RESPONSE_OUTCOMES[kind]
+    # The bounded response scalars are published before the journal write: a receipt survives
+    # even when that write fails (lease lost, journal unavailable).
+    evidence = ctx.publish_evidence(operation, "submit-response", {
+        "operation_id": operation.operation_id, "attempt_ordinal": operation.attempt_ordinal,
+        "outcome": kind, **values})
     due: dt.datetime | None = None
     if kind == "async_receipt_accepted":
         due = ctx.now() + dt.timedelta(seconds=ctx.plan.profile.snapshot.timeouts.poll_interval_s)
     elif kind == "duplicate_receipt_same_intent":
         due = ctx.now()
     receipt = values if code is None else {"http_status": values["http_status"]}
-    updated = ctx.step(operation, lease, f"{_prefix(operation)}_{kind}", "submit_response", name,
-                       facts, receipt=receipt, next_check_after=due, error_code=code)
+    updated = ctx.step(operation, lease, f"{replay_prefix(operation)}_{kind}", "submit_response", name,
+                       facts, receipt=receipt, next_check_after=due, error_code=code,
+                       evidence_digest=evidence)
     return ctx.blocked(updated, code) if code is not None else updated
 
 
@@ -190,7 +205,7 @@ def _replay_or_stop(ctx: RunContext, operation: ChildOperation, lease: Lease, st
                     retry_after: float | None, failure: Failure | None,
                     values: dict[str, str | int]) -> DeliveryBlocked | None:
     """Sleep and return None when a certified same-key replay may follow; else record the stop."""
-    prefix = _prefix(operation)
+    prefix = replay_prefix(operation)
     delay = _delay(ctx, operation, started, retry_after) if ctx.fence_certified else None
     if isinstance(delay, float):
         ctx.sleep(delay)

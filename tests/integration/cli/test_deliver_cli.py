@@ -68,7 +68,7 @@ def test_async_delivery_is_pending_on_a_durable_receipt_then_completes_on_rerun(
     assert first.code == 0, first.err
     pending = first.json()
     assert pending["status"] == "pending"
-    assert pending["pending"]["continuation"] == "poll_receipt"
+    assert pending["pending"]["continuation_kind"] == "poll_receipt"
     assert pending["children"][0]["state_name"] == "accepted"
     child_id = pending["pending"]["operation_id"]
     assert dpone.inspect(child_id, "--format", "json").json()["children"][0][
@@ -158,3 +158,14 @@ def test_inspect_of_an_unknown_delivery_exits_2(dpone: Dpone) -> None:
     run = dpone.inspect("op_v1_" + "0" * 64, "--format", "json")
     assert run.code == 2
     assert run.json()["code"] == "journal.not_found"
+
+
+def test_a_boundary_without_rows_admits_and_sends_nothing(dpone: Dpone,
+                                                          receiver: ReceiverThread) -> None:
+    run = dpone.deliver("measurements_sync", ("2026-10-01", "2026-10-08"), "--format", "json")
+
+    assert run.code == 0, run.out + run.err
+    document = run.json()
+    assert document["status"] == "empty"
+    assert document["empty_input"] == "skip"
+    assert receiver.state.ledger.snapshot()["requests"] == {}

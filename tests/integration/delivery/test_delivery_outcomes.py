@@ -9,7 +9,7 @@ import json
 import pytest
 from _delivery_support import FULL, Harness, HarnessFactory
 
-from dpone.contracts import RemoteEffect
+from dpone.contracts import DponeError, RemoteEffect
 from dpone.contracts.journal import ChildOperation
 from dpone.executor.supervisor import DeliveryBlocked, DeliveryCompleted
 from dpone.receiver import ReceiverThread
@@ -153,3 +153,37 @@ def test_an_external_cancel_is_observed_and_verified_never_invoked(
     assert {line.split(" ", 1)[0] for line in requests} == {"POST", "GET"}
     assert not any("cancel" in line.lower() for line in requests)
     assert requests["POST /mock/v1/dataset-jobs"] == 1
+
+
+@pytest.mark.parametrize("status", [503, 401])
+def test_a_poll_without_an_answer_about_the_job_is_repeated_and_records_nothing(
+        harness: HarnessFactory, status: int) -> None:
+    h = harness("async", ONE_JOB)
+    h.fail_poll("status", status=status, times=2)
+    pauses: list[float] = []
+
+    result = h.run(sleep=pauses.append)
+
+    assert isinstance(result, DeliveryCompleted), result
+    assert len(pauses) == 2
+    assert [step for ordinal, step in h.steps if "_poll_" in step] == ["accepted_poll_succeeded"]
+    observations = h.journal.list_observations(h.child(1).operation_id)
+    assert [o["document"]["phase"] for o in observations] == ["complete"]
+    assert h.count("POST") == 1
+
+
+def test_polls_that_never_answer_stop_as_unavailable_and_keep_the_receipt(
+        harness: HarnessFactory) -> None:
+    h = harness("async", ONE_JOB)
+    budget = h.sealed.plan.profile.snapshot.retry.observation.max_attempts
+    h.fail_poll("status", status=503, times=budget)
+
+    with pytest.raises(DponeError) as stopped:
+        h.run()
+
+    assert stopped.value.code == "receiver.unavailable"
+    assert h.child(1).state_name == "accepted"
+    assert (h.child(1).receipt or {})["id"]
+    again = h.run()
+    assert isinstance(again, DeliveryCompleted), again
+    assert h.count("POST") == 1

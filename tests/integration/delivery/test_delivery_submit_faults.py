@@ -166,7 +166,7 @@ def test_a_retry_after_beyond_the_submit_budget_stops_without_an_early_retry(
     assert blocked.evidence["http_status"] == 429
     assert blocked.evidence["retry_after_s"] == 9999
     assert 0 < int(blocked.evidence["remaining_budget_s"]) <= 300
-    assert "wait_for_server_window" in blocked.allowed_actions
+    assert "reconcile_delivery_key" in blocked.allowed_actions
     assert h.outcomes(1) == [(1, "submitting_throttled_beyond_budget")]
     assert waits == []
     assert h.count("POST") == 1

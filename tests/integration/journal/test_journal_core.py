@@ -96,6 +96,11 @@ def test_fence_rules() -> None:
                     kind="incremental_append")]
     append = admission_refusal(_candidate(0, 10, 0, "incremental_append"), applied, [])
     assert append is not None and append.code == "REST_DELIVERY_APPEND_SCOPE_ALREADY_APPLIED"
+    # The parts of one heavily split append day share its scope: a delivered part of the same
+    # parent never refuses the next part.
+    sibling = [_row("a", 0, 1, 0, state="FINALIZED", effect="FULLY_APPLIED",
+                    kind="incremental_append", parent="p2")]
+    assert submit_refusal(_candidate(0, 1, 0, "incremental_append"), sibling, []) is None
 
 
 _intervals = st.lists(st.tuples(st.integers(0, 40), st.integers(1, 10), st.integers(0, 5)),

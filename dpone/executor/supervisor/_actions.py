@@ -1,0 +1,58 @@
+"""Where a child stands and what may happen next: the state groups the supervisor acts on and
+the operator actions each blocking code allows. Never an automatic resend."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from dpone.contracts.journal import ChildOperation
+
+SUBMITTABLE_STATES: Final = frozenset({"sealed", "retry_wait"})
+"""Nothing may have reached the receiver: the next attempt is a submit."""
+REPLAY_STATE: Final = "submitting_fenced_replay"
+IN_FLIGHT_STATES: Final = frozenset({"submitting", REPLAY_STATE})
+"""A request may be on the wire: only its own mutation lease records the outcome."""
+OBSERVING_STATES: Final = frozenset({"accepted", "waiting"})
+"""A durable receipt: the only continuation is the read-only ``poll_receipt``."""
+VERIFYING_STATES: Final = frozenset({"verifying_succeeded", "verifying_failed",
+                                     "verifying_cancelled", "verifying_expired"})
+
+ACTIONS: Final[Mapping[str, tuple[str, ...]]] = {
+    "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN": ("inspect_evidence", "reconcile_delivery_key"),
+    "REST_DELIVERY_UNSAFE_RETRY": ("inspect_evidence", "reconcile_delivery_key"),
+    "REST_DELIVERY_PARTIALLY_APPLIED": ("inspect_evidence", "reconcile_delivery_key",
+                                        "run_certified_compensation"),
+    "REST_DELIVERY_COUNT_MISMATCH": ("inspect_evidence", "reconcile_delivery_key"),
+    "REST_DELIVERY_PROTOCOL_UNKNOWN": ("inspect_evidence", "reconcile_delivery_key"),
+    "REST_DELIVERY_RECEIPT_EXPIRED": ("inspect_evidence", "query_by_delivery_key",
+                                      "reconcile_delivery_key"),
+    "REST_DELIVERY_RETRY_AFTER_EXCEEDS_BUDGET": ("inspect_evidence", "reconcile_delivery_key"),
+    "receiver.terminal_failure": ("inspect_evidence", "deliver_new_generation"),
+    "REST_DELIVERY_STALE_GENERATION": ("inspect_newer_generation",),
+    "REST_DELIVERY_APPEND_SCOPE_ALREADY_APPLIED": ("inspect_evidence",
+                                                   "use_certified_correction_contract"),
+}
+"""What an operator may do after each blocking code."""
+
+
+def replay_prefix(operation: ChildOperation) -> str:
+    """The transition-id prefix of an in-flight child: ``replay`` or ``submitting``."""
+    return "replay" if operation.state_name == REPLAY_STATE else "submitting"
+
+
+def allowed_actions(child: ChildOperation) -> tuple[str, ...]:
+    """The machine-readable next actions for ``child`` as the journal holds it."""
+    if child.axes.checkpoint_state == "PROMOTED":
+        return ()
+    if child.axes.checkpoint_state == "ELIGIBLE":
+        return ("promote_checkpoint",)
+    if child.state_name in SUBMITTABLE_STATES:
+        return ("resume_delivery",)
+    if child.state_name in OBSERVING_STATES:
+        return ("poll_receipt",)
+    if child.state_name in VERIFYING_STATES:
+        return ("verify_counters",)
+    if child.state_name in IN_FLIGHT_STATES:
+        return ("wait_for_mutation_lease", "inspect_evidence")
+    return ACTIONS.get(child.last_error_code or "", ("inspect_evidence",))
