@@ -10,7 +10,7 @@ Both protocol families share one loop; a child moves only through guarded journa
   anything else stops the run with :class:`DeliveryBlocked` and its evidence.
 
 One child is in flight at a time (asynchronous jobs: one remote job; synchronous batches are
-sent in ordinal order). A child found in SUBMITTING whose mutation lease has expired is taken
+sent in ordinal order), so after an unknown or partial effect no further mutation is sent. A child found in SUBMITTING whose mutation lease has expired is taken
 over for observation only: its outcome is UNKNOWN, and it is never resent.
 """
 

@@ -169,3 +169,25 @@ def test_a_boundary_without_rows_admits_and_sends_nothing(dpone: Dpone,
     assert document["status"] == "empty"
     assert document["empty_input"] == "skip"
     assert receiver.state.ledger.snapshot()["requests"] == {}
+
+
+def test_a_dropped_job_submit_under_the_certified_fence_is_replayed_once_and_exits_0(
+        dpone: Dpone, receiver: ReceiverThread) -> None:
+    receiver.state.faults.install([{"match": {"method": "POST",
+                                              "path_prefix": "/mock/v1/dataset-jobs"},
+                                    "fault": "commit_then_drop"}])
+
+    run = dpone.deliver("measurements_async", ONE_ASYNC_CHILD, "--wait", "--format", "json")
+
+    assert run.code == 0, run.out + run.err
+    child = run.json()["children"][0]
+    assert child["state_name"] == "final_succeeded_full_promoted"
+    assert child["attempt_ordinal"] == 2
+    ledger = receiver.state.ledger.snapshot()
+    assert _posts(receiver) == 2
+    assert ledger["mutations_total"] == 1 and ledger["duplicate_mutations"] == 0
+    assert ledger["rows_total"] == 300
+    attempts = dpone.inspect(child["operation_id"], "--format", "json").json()["children"][0][
+        "attempts"]
+    assert [a["outcome"] for a in attempts] == ["submitting_fenced_replay",
+                                               "replay_duplicate_receipt_same_intent"]
