@@ -5,18 +5,12 @@ Run: ``.venv/bin/python benchmarks/deliver.py [--rows N] [--repeat K] [--journal
 
 Writes a scratch copy of the example registry whose ``data/measurements.csv`` holds N seeded
 synthetic rows in the example's schema and CSV dialect over the same August 2026 dates (the
-example's daily shape, scaled), then freezes and seals both example workloads once (timed
-separately: sealing is not part of the delivery figure). One mock receiver (``ReceiverThread``,
+example's daily shape, scaled), then freezes and seals both example workloads from it once (timed
+separately: sealing is not part of the delivery figure). Both workloads deliver the same rows; a
+day holding more rows than a profile's planning limits is split over several sibling children as
+the planner decides (the sealing line counts those days). One mock receiver (``ReceiverThread``,
 uvicorn on loopback, in this process) authenticates a random bearer token that the script also
 puts in ``DPONE_CONN_MOCK_MEASUREMENTS_TOKEN``; the plan's binding authority is pointed at it.
-
-The sync workload gets its own copy of the data with every day capped at the profile's
-``planning_rows`` (1,500), so no day is split over several children (about 45,000 rows at the
-default N, one child a day; a child holds at most 1,500 rows at any N). A day split into sibling
-children of one ``incremental_append`` parent cannot be delivered today: once the first part is
-applied, the journal's pre-submit fence refuses the next part of the same scope with
-``REST_DELIVERY_APPEND_SCOPE_ALREADY_APPLIED`` and ``deliver()`` raises. ``--split-days``
-gives the sync workload the full dataset and reproduces that.
 
 Three scenarios, each measured K times as a pair in the same run against the same receiver:
 
@@ -130,16 +124,15 @@ def day_counts(gen: ModuleType, rows: int) -> list[int]:
     return counts
 
 
-def synthetic_csv(path: Path, rows: int, seed: int, day_cap: int | None) -> int:
-    """N rows in the example's dialect (quoted strings, empty unquoted null, ``""`` empty), at
-    most ``day_cap`` a day; returns the rows written."""
+def synthetic_csv(path: Path, rows: int, seed: int) -> None:
+    """N rows in the example's dialect (quoted strings, empty unquoted null, ``""`` empty)."""
     gen = _generator()
     rng = random.Random(seed)
     quote = gen._quote
     sites = [quote(site) for site in gen.SITES]
     notes = [quote(note) for note in gen.NOTES]
     sensors = [quote(f"S-{index:03d}") for index in range(1, 60)]
-    counts = [min(count, day_cap or count) for count in day_counts(gen, rows)]
+    counts = day_counts(gen, rows)
     with path.open("w", encoding="utf-8", newline="\n") as out:
         out.write(",".join(gen.HEADER) + "\n")
         for offset, count in enumerate(counts):
@@ -159,22 +152,14 @@ def synthetic_csv(path: Path, rows: int, seed: int, day_cap: int | None) -> int:
                 lines.append(f"{iso},{rng.choice(sensors)},{site},{reading},"
                              f"{rng.randrange(0, 5000)},{note},{measured},{valid}\n")
             out.writelines(lines)
-    return sum(counts)
 
 
-def write_registry(root: Path, rows: int, seed: int, day_cap: int | None = None) -> Path:
+def write_registry(root: Path, rows: int, seed: int) -> Path:
     """A copy of the example registry whose ``data/measurements.csv`` is synthetic."""
     shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns("data"))
     (root / "data").mkdir()
-    synthetic_csv(root / "data" / "measurements.csv", rows, seed, day_cap)
+    synthetic_csv(root / "data" / "measurements.csv", rows, seed)
     return root
-
-
-def sync_day_cap() -> int:
-    """The most rows one day may hold before the sync profile's planner splits it."""
-    compiled = compile_workload(EXAMPLES / "workloads" / "measurements_sync.yaml", EXAMPLES)
-    limits = compiled.plan.effective_limits
-    return limits.planning_rows or limits.max_rows
 
 
 # -- sealing ---------------------------------------------------------------------------------
@@ -539,7 +524,7 @@ def split_scopes(sealed: Sealed) -> int:
     return sum(1 for scope in set(scopes) if scopes.count(scope) > 1)
 
 
-def print_sealing(sealed: list[Sealed], day_cap: int | None) -> None:
+def print_sealing(sealed: list[Sealed]) -> None:
     print("\n== sealing (not part of the delivery figures)")
     for item in sealed:
         sizes = [child.request.content_length for child in item.topology.children]
@@ -547,10 +532,6 @@ def print_sealing(sealed: list[Sealed], day_cap: int | None) -> None:
               f"{item.seal_s:5.2f} s; {len(sizes)} children ({split_scopes(item)} days split "
               f"over several), {item.wire_bytes / MB:.1f} MB on the wire (bodies "
               f"{min(sizes) / MB:.2f}..{max(sizes) / MB:.2f} MB)")
-    if day_cap is not None:
-        print(f"measurements_sync gets at most {day_cap:,} rows a day (its planning_rows), so no "
-              "day is split: the journal refuses the second part of a split day with "
-              "REST_DELIVERY_APPEND_SCOPE_ALREADY_APPLIED (--split-days reproduces)")
 
 
 def measure(scenarios: list[Scenario], repeat: int, token: str, open_journal: JournalFactory,
@@ -576,17 +557,15 @@ def run(args: argparse.Namespace, scratch: Path, open_journal: JournalFactory,
         journal_note: str) -> None:
     token = secrets.token_urlsafe(24)
     os.environ[TOKEN_ENV] = token
-    day_cap = None if args.split_days else sync_day_cap()
     registry, generate_s = timed(lambda: write_registry(scratch / "registry", args.rows,
                                                         args.seed))
     csv_mb = (registry / "data" / "measurements.csv").stat().st_size / MB
-    sync_registry = write_registry(scratch / "registry-sync", args.rows, args.seed, day_cap)
     print(f"== delivery benchmark: {args.rows:,} synthetic rows ({csv_mb:.1f} MB CSV, written "
           f"in {generate_s:.1f} s) over [{INTERVAL[0]}, {INTERVAL[1]}); journal: "
           f"{journal_note}; {args.repeat} bare/deliver pair(s) per scenario", flush=True)
-    sync = seal(sync_registry, "measurements_sync", scratch / "sealed-sync")
+    sync = seal(registry, "measurements_sync", scratch / "sealed-sync")
     jobs = seal(registry, "measurements_async", scratch / "sealed-async")
-    print_sealing([sync, jobs], day_cap)
+    print_sealing([sync, jobs])
     _, contract_s = timed(load_state_contract)
     print(f"journal state contract loaded and checked in {contract_s:.2f} s (once per process, "
           "before the first journal call; kept out of the delivery figures)\n", flush=True)
@@ -621,9 +600,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--journal", choices=("sqlite", "postgres"), default="sqlite",
                         help="sqlite (a file per run) or postgres (a throwaway fsync cluster, "
                         "a fresh schema per run)")
-    parser.add_argument("--split-days", action="store_true",
-                        help="give the sync workload the full dataset, days over its planning "
-                        "rows included (see the module docstring)")
     parser.add_argument("--seed", type=int, default=SEED)
     args = parser.parse_args(argv)
     if args.repeat < 1 or args.rows < 1:
