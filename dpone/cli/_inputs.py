@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import re
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -23,7 +24,7 @@ from dpone.artifacts import LocalArtifactStore
 from dpone.codecs import PayloadEncodingError
 from dpone.compiler import compile_workload
 from dpone.contracts import DponeError
-from dpone.contracts.journal import DeliveryJournalPort
+from dpone.contracts.journal import DeliveryJournalPort, DeliveryJournalView, ParentOperation
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.contracts.sealed import SealedTopology
@@ -36,6 +37,8 @@ from dpone.plans import read_plan, write_plan
 PLAN_DIGEST_PREFIX = "sha256:"
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 DEFAULT_JOURNAL = ".dpone/journal.sqlite3"
+_CHILD_ID = re.compile(r"^(op_v1_[0-9a-f]{64})_[0-9]{4,}$")
+_PARENT_ID = re.compile(r"^op_v1_[0-9a-f]{64}$")
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -95,19 +98,52 @@ def load_plan(target: str, registry: Path, plans: Path, *,
     journal refers to it by digest, and recovery reads it from there.
     """
     if target.startswith(PLAN_DIGEST_PREFIX):
-        document = read_plan(plans, target)
-        try:
-            plan = RestDeliveryPlan.model_validate_json(json.dumps(document))
-        except ValidationError as error:
-            raise DponeError(code="contract.schema_invalid",
-                             message=f"plan {target} is not a dpone.rest_delivery_plan.v1: "
-                                     f"{error.error_count()} error(s)") from error
-        return plan, target
+        return stored_plan(plans, target), target
     compiled = compile_workload(Path(target), registry, workload_display=target,
                                 registry_display=str(registry))
     if persist:
         write_plan(plans, compiled.digest, compiled.canonical)
     return compiled.plan, compiled.digest
+
+
+def stored_plan(plans: Path, digest: str) -> RestDeliveryPlan:
+    """The plan ``digest`` from the plan store ``plans`` (verified against its name)."""
+    document = read_plan(plans, digest)
+    try:
+        return RestDeliveryPlan.model_validate_json(json.dumps(document))
+    except ValidationError as error:
+        raise DponeError(code="contract.schema_invalid",
+                         message=f"plan {digest} is not a dpone.rest_delivery_plan.v1: "
+                                 f"{error.error_count()} error(s)") from error
+
+
+def parse_operation_id(operation_id: str) -> tuple[str, str | None]:
+    """``(parent id, child id or None)`` of a parent id ``op_v1_<hex>`` or a child id
+    ``op_v1_<hex>_NNNN``."""
+    child = _CHILD_ID.match(operation_id)
+    if child is not None:
+        return child.group(1), operation_id
+    if _PARENT_ID.match(operation_id):
+        return operation_id, None
+    raise DponeError(code="input.invalid_argument",
+                     message=f"{operation_id!r} is not an operation id (op_v1_<hex>[_NNNN])")
+
+
+def open_existing_journal(url: str, *, environment_id: str) -> DeliveryJournalPort:
+    """An existing journal, opened without migrating (nothing is created or written)."""
+    if not url.startswith(POSTGRES_SCHEMES) and not Path(url.removeprefix("sqlite:///")).exists():
+        raise DponeError(code="journal.not_found", message=f"no journal at {url}")
+    return open_journal(url, environment_id=environment_id, migrate=False)
+
+
+def load_delivery(journal: DeliveryJournalView, parent_id: str,
+                  child_id: str | None = None) -> ParentOperation:
+    """The delivery ``parent_id``; ``journal.not_found`` when it (or its child) is unknown."""
+    parent = journal.load_parent(parent_id)
+    if child_id is not None and child_id not in {c.operation_id for c in parent.children}:
+        raise DponeError(code="journal.not_found",
+                         message=f"no child {child_id} in delivery {parent_id}")
+    return parent
 
 
 @contextlib.contextmanager

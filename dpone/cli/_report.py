@@ -6,10 +6,11 @@ or raw response bodies.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from dpone.contracts.journal import ChildOperation, ParentOperation
-from dpone.contracts.sealed import SealedTopology
+from dpone.contracts.sealed import SealedChild
 
 RECEIPT_FIELDS = ("id", "batch_id", "http_status", "phase", "accepted_rows", "rejected_rows",
                   "retry_after_s")
@@ -40,9 +41,10 @@ def child_row(child: ChildOperation, rows: int | None = None,
 
 
 def child_rows(parent: ParentOperation,
-               topology: SealedTopology | None = None) -> list[dict[str, Any]]:
-    """Every child in ordinal order, with sealed rows and wire bytes when ``topology`` is given."""
-    sealed = {c.descriptor.ordinal: c.descriptor for c in topology.children} if topology else {}
+               sealed_children: Sequence[SealedChild] = ()) -> list[dict[str, Any]]:
+    """Every child in ordinal order, with sealed rows and wire bytes when the sealed children
+    are given."""
+    sealed = {c.descriptor.ordinal: c.descriptor for c in sealed_children}
     rows = []
     for child in sorted(parent.children, key=lambda c: c.ordinal):
         descriptor = sealed.get(child.ordinal)

@@ -1,4 +1,5 @@
-"""`dpone delivery inspect`: the journal's view of one delivery, read-only.
+"""`dpone delivery inspect`: the journal's view of one delivery, read-only (`dpone delivery
+resume` continues one: :mod:`dpone.cli.resume`).
 
 ``--operation-id`` takes a parent id (``op_v1_<hex>``) or a child id (``op_v1_<hex>_NNNN``).
 The report shows every outcome axis per child, the checkpoint frontier, artifact ids, the
@@ -10,30 +11,33 @@ response bodies: only journal facts and bounded receipt scalars.
 from __future__ import annotations
 
 import datetime as dt
-import json
-import re
 from pathlib import Path
 from typing import Any
 
 import click
 
-from dpone.cli._inputs import DEFAULT_JOURNAL, close_quietly, open_journal
+from dpone.cli._inputs import (
+    DEFAULT_JOURNAL,
+    close_quietly,
+    load_delivery,
+    open_existing_journal,
+    parse_operation_id,
+    stored_plan,
+)
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
 from dpone.cli._report import child_rows, render_table
+from dpone.cli.resume import resume_command
 from dpone.contracts import DponeError
 from dpone.contracts.journal import ChildOperation, DeliveryJournalView, ParentOperation
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.executor.supervisor import allowed_actions
-from dpone.plans import read_plan
 
 MAX_SHOWN_OBSERVATIONS = 8
-_CHILD_ID = re.compile(r"^(op_v1_[0-9a-f]{64})_[0-9]{4,}$")
-_PARENT_ID = re.compile(r"^op_v1_[0-9a-f]{64}$")
 
 
 def _plan(plans: Path, digest: str) -> RestDeliveryPlan | None:
     try:
-        return RestDeliveryPlan.model_validate_json(json.dumps(read_plan(plans, digest)))
+        return stored_plan(plans, digest)
     except (DponeError, ValueError):
         return None
 
@@ -134,7 +138,7 @@ def _text(document: dict[str, Any]) -> str:
 
 @click.group()
 def delivery() -> None:
-    """Inspect deliveries recorded in the journal (read-only)."""
+    """Inspect (read-only) and resume deliveries recorded in the journal."""
 
 
 @delivery.command()
@@ -153,22 +157,10 @@ def inspect(operation_id: str, environment_id: str, journal_url: str, plans: Pat
     """Show every axis, the frontier, artifact ids, receipt age and allowed next actions."""
 
     def body() -> int:
-        child_match = _CHILD_ID.match(operation_id)
-        if child_match is None and not _PARENT_ID.match(operation_id):
-            raise DponeError(code="input.invalid_argument",
-                             message=f"{operation_id!r} is not an operation id (op_v1_<hex>[_NNNN])")
-        if not journal_url.startswith(("postgresql://", "postgres://")) and \
-                not Path(journal_url.removeprefix("sqlite:///")).exists():
-            raise DponeError(code="journal.not_found",
-                             message=f"no journal at {journal_url}")
-        journal = open_journal(journal_url, environment_id=environment_id, migrate=False)
+        parent_id, only = parse_operation_id(operation_id)
+        journal = open_existing_journal(journal_url, environment_id=environment_id)
         try:
-            parent_id = child_match.group(1) if child_match else operation_id
-            parent = journal.load_parent(parent_id)
-            only = operation_id if child_match else None
-            if only is not None and only not in {c.operation_id for c in parent.children}:
-                raise DponeError(code="journal.not_found",
-                                 message=f"no child {operation_id} in delivery {parent_id}")
+            parent = load_delivery(journal, parent_id, only)
             document = _document(journal, parent, only, _plan(plans, parent.plan_digest))
         finally:
             close_quietly(journal)
@@ -179,3 +171,6 @@ def inspect(operation_id: str, environment_id: str, journal_url: str, plans: Pat
         return 0
 
     run_guarded(fmt, body)
+
+
+delivery.add_command(resume_command)

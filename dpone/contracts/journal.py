@@ -104,6 +104,8 @@ class ChildOperation(StrictModel):
     scope_to: dt.date
     payload_key: str
     payload_digest: Digest
+    payload_document_key: str
+    """The sealed ``dpone.rest_payload.v1`` document: recovery's authority for the request."""
     state_name: str
     axes: Axes
     revision: NonNegative

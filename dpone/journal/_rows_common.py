@@ -70,7 +70,7 @@ def child_model(codec: RowCodec, row: Mapping[str, Any]) -> ChildOperation:
     return ChildOperation(
         **_columns(row, "operation_id", "parent_id", "delivery_key", "receiver_mutation_key",
                    "mutation_intent_digest", "effect_conflict_domain", "payload_key",
-                   "payload_digest", "state_name", "last_error_code"),
+                   "payload_digest", "payload_document_key", "state_name", "last_error_code"),
         ordinal=int(row["ordinal"]),
         tenancy=tenancy(row),
         generation=_generation(codec, row),

@@ -4,10 +4,11 @@ This package sees the journal, the artifact store and the network only through t
 (:class:`~dpone.contracts.journal.DeliveryJournalPort`,
 :class:`~dpone.contracts.ports.ImmutableArtifactPort`,
 :class:`~dpone.executor.transport.RestTransportPort`). :func:`deliver` covers both protocol
-families: the synchronous batch and the asynchronous bulk job with receipt polling.
+families: the synchronous batch and the asynchronous bulk job with receipt polling; :func:`resume`
+drives an admitted delivery from the journal, its plan and its sealed payload documents alone.
 """
 
-from dpone.executor.supervisor._actions import ACTIONS, allowed_actions
+from dpone.executor.supervisor._actions import ACTIONS, allowed_actions, resume_step
 from dpone.executor.supervisor._admission import parent_admission
 from dpone.executor.supervisor._deliver import check_profile, deliver, deliver_sync
 from dpone.executor.supervisor._request import outbound_request, poll_request
@@ -18,6 +19,7 @@ from dpone.executor.supervisor._results import (
     DeliveryPending,
     DeliveryResult,
 )
+from dpone.executor.supervisor._resume import resume, sealed_children
 
 __all__ = [
     "ACTIONS",
@@ -33,4 +35,7 @@ __all__ = [
     "outbound_request",
     "parent_admission",
     "poll_request",
+    "resume",
+    "resume_step",
+    "sealed_children",
 ]

@@ -56,3 +56,25 @@ def allowed_actions(child: ChildOperation) -> tuple[str, ...]:
     if child.state_name in IN_FLIGHT_STATES:
         return ("wait_for_mutation_lease", "inspect_evidence")
     return ACTIONS.get(child.last_error_code or "", ("inspect_evidence",))
+
+
+def resume_step(child: ChildOperation) -> str:
+    """What driving ``child`` does next, checked in the supervisor loop's own order.
+
+    ``take_over_unknown``: an in-flight child whose mutation lease has expired is recorded as an
+    UNKNOWN effect under an observation lease and never resent; ``stop``: the child is blocked
+    and the run stops with its code, sending nothing.
+    """
+    if child.state_name in IN_FLIGHT_STATES:
+        return "take_over_unknown"
+    if child.state_name in SUBMITTABLE_STATES:
+        return "submit"
+    if child.state_name in OBSERVING_STATES:
+        return "poll_receipt"
+    if child.state_name in VERIFYING_STATES:
+        return "verify_counters"
+    if child.axes.checkpoint_state == "ELIGIBLE":
+        return "promote_checkpoint"
+    if child.axes.checkpoint_state == "PROMOTED":
+        return "none"
+    return "stop"

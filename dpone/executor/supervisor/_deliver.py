@@ -1,6 +1,7 @@
 """The supervisor: admit the sealed topology, then drive each child in ordinal order.
 
-Both protocol families share one loop; a child moves only through guarded journal transitions:
+Both protocol families share one loop (:func:`drive`, also behind ``resume``); a child moves
+only through guarded journal transitions:
 
 * SEALED / RETRY_WAIT: submit (``_submit``) under the mutation lease;
 * ACCEPTED / WAITING (async): read-only ``poll_receipt`` (``_observe``); without ``wait`` the
@@ -10,19 +11,20 @@ Both protocol families share one loop; a child moves only through guarded journa
   anything else stops the run with :class:`DeliveryBlocked` and its evidence.
 
 One child is in flight at a time (asynchronous jobs: one remote job; synchronous batches are
-sent in ordinal order), so after an unknown or partial effect no further mutation is sent. A child found in SUBMITTING whose mutation lease has expired is taken
-over for observation only: its outcome is UNKNOWN, and it is never resent.
+sent in ordinal order), so after an unknown or partial effect no further mutation is sent. A
+child found in SUBMITTING whose mutation lease has expired is taken over for observation only:
+its outcome is UNKNOWN, and it is never resent.
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Final
 
 from dpone.contracts import DponeError
-from dpone.contracts.journal import ChildOperation, DeliveryJournalPort
+from dpone.contracts.journal import ChildOperation, DeliveryJournalPort, ParentOperation
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.contracts.sealed import SealedChild, SealedTopology
@@ -68,7 +70,17 @@ def deliver(plan: RestDeliveryPlan, topology: SealedTopology, journal: DeliveryJ
     parent = journal.admit_parent(parent_admission(plan, topology)).parent
     ctx = RunContext(plan, journal, artifacts, transport, holder, sleep, rng or random.Random(),
                      observer, frontier=parent.checkpoint_frontier)
-    sealed = {child.descriptor.ordinal: child for child in topology.children}
+    return drive(ctx, parent, {child.descriptor.ordinal: child for child in topology.children},
+                 wait=wait)
+
+
+def drive(ctx: RunContext, parent: ParentOperation, sealed: Mapping[int, SealedChild], *,
+          wait: bool) -> DeliveryResult:
+    """Drive every child of the admitted ``parent`` in ordinal order from its journal state.
+
+    ``sealed`` holds the sealed child of every ordinal. Shared by :func:`deliver` (after
+    admission) and :func:`~dpone.executor.supervisor.resume` (from the journal alone).
+    """
     receipts: list[ChildReceipt] = []
     for operation in sorted(parent.children, key=lambda child: child.ordinal):
         outcome = _child(ctx, operation, sealed[operation.ordinal], wait=wait)

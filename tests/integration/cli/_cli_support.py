@@ -18,6 +18,7 @@ TOKEN = "tok-cli-sentinel-7Qz2-never-printed"
 TOKEN_ENV = "DPONE_CONN_MOCK_MEASUREMENTS_TOKEN"
 FULL = ("2026-08-01", "2026-09-01")
 ONE_ASYNC_CHILD = ("2026-08-01", "2026-08-05")
+TWO_ASYNC_CHILDREN = ("2026-08-01", "2026-08-09")
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,12 @@ class Dpone:
         return self("deliver", str(self.registry / "workloads" / f"{workload}.yaml"),
                     "--registry", str(self.registry), "--interval-start", interval[0],
                     "--interval-end", interval[1], "--journal", str(self.state / "journal.sqlite3"),
+                    "--artifacts", str(self.state / "artifacts"), "--plans", str(self.state),
+                    *extra)
+
+    def resume(self, operation_id: str, *extra: str) -> Run:
+        return self("delivery", "resume", "--operation-id", operation_id,
+                    "--journal", str(self.state / "journal.sqlite3"),
                     "--artifacts", str(self.state / "artifacts"), "--plans", str(self.state),
                     *extra)
 

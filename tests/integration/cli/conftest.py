@@ -1,5 +1,6 @@
-"""Fixtures for the `dpone deliver` / `dpone delivery inspect` suite: one authenticated mock
-receiver per module (reset per test) and a copy of the example registry bound to it."""
+"""Fixtures for the `dpone deliver` / `dpone delivery inspect` / `dpone delivery resume` suite:
+one authenticated mock receiver per module (reset per test) and a copy of the example registry
+bound to it."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ EXPECTED = {
     "OutboundRequest", "ReplayableBody", "Response", "RestTransportPort", "Secret", "TokenGrant",
     "TransportOutcome", "TransportPhase", "TransportTimeouts", "build_auth", "classify",
     "extract", "full_jitter_delay", "next_delay", "parse_bounded_json", "resolve_credentials",
-    "retry_after_seconds",
+    "retry_after_seconds", "transport_for",
 }
 
 

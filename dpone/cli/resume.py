@@ -1,0 +1,206 @@
+"""`dpone delivery resume`: continue an admitted delivery from the journal alone.
+
+Recovery never accepts an authoring manifest: the command reads only the journal, the plan the
+journal names (``plans/sha256/<hex>.json`` under ``--plans``) and each child's sealed
+``dpone.rest_payload.v1`` document from the artifact store, and checks every document against
+the journal before anything else. Without ``--apply`` it is a read-only preview: each unfinished
+child's next action and what ``--apply`` would do; nothing is sent or written. With ``--apply``
+it drives the delivery exactly as `dpone deliver` does after admission (same summary, JSON
+document and exit codes); the credential resolves only when the first request is sent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any
+
+import click
+
+from dpone.artifacts import open_artifact_store
+from dpone.cli._delivery_run import LazyTransport, SealedShape, StepPrinter, emit_result, holder
+from dpone.cli._inputs import (
+    DEFAULT_JOURNAL,
+    close_quietly,
+    load_delivery,
+    open_existing_journal,
+    open_journal,
+    parse_operation_id,
+    stored_plan,
+)
+from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
+from dpone.cli._report import child_rows, render_table
+from dpone.contracts import ERROR_CATALOG, DponeError
+from dpone.contracts.journal import ChildOperation, ParentOperation
+from dpone.contracts.plan import RestDeliveryPlan
+from dpone.executor.supervisor import (
+    allowed_actions,
+    check_profile,
+    resume,
+    resume_step,
+    sealed_children,
+)
+from dpone.executor.transport import transport_for
+
+_PLANS_HINT = ("Pass --plans DIR: the directory `dpone deliver --plans DIR` stored the plan in "
+               "(plans/sha256/<hex>.json). Recovery never recompiles a workload.")
+
+
+def _plan(plans: Path, parent: ParentOperation) -> RestDeliveryPlan:
+    try:
+        plan = stored_plan(plans, parent.plan_digest)
+    except DponeError as error:
+        if error.code == "plan.not_found":
+            error.hint = _PLANS_HINT
+            error.operation_id = parent.parent_id
+        raise
+    check_profile(plan)
+    return plan
+
+
+def _apply_text(child: ChildOperation, step: str, stopper: int | None) -> str:
+    """What ``--apply`` does with ``child``, for people."""
+    receipt = child.receipt or {}
+    if step == "not_reached":
+        return f"not reached: child {stopper} stops the run first"
+    if step == "submit":
+        due = f" once due ({child.next_check_after.isoformat()})" if child.next_check_after else ""
+        return (f"submit attempt {child.attempt_ordinal + 1} of the sealed request{due}; "
+                "same delivery key")
+    if step == "poll_receipt":
+        shown = f"receipt {receipt['id']}" if "id" in receipt else "the receipt"
+        return f"poll {shown} read-only; nothing is resent"
+    if step == "verify_counters":
+        return "verify the recorded counters against the sealed row count"
+    if step == "promote_checkpoint":
+        return "promote the checkpoint frontier"
+    if step == "take_over_unknown":
+        return ("record the effect UNKNOWN once the mutation lease has expired; "
+                "nothing is resent")
+    code = child.last_error_code or "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"
+    return f"stop with {code} (exit {int(ERROR_CATALOG[code].exit_class)}); nothing is sent"
+
+
+def _preview(parent: ParentOperation, plan: RestDeliveryPlan, shape: SealedShape,
+             wait: bool) -> dict[str, Any]:
+    """The read-only ``dpone.delivery_resume_preview.v1`` document."""
+    rows = {row["operation_id"]: row for row in child_rows(parent, shape.children)}
+    unfinished = [child for child in sorted(parent.children, key=lambda c: c.ordinal)
+                  if resume_step(child) != "none"]
+    stopper: int | None = None
+    children = []
+    for child in unfinished:
+        step = "not_reached" if stopper is not None else resume_step(child)
+        if step in ("stop", "take_over_unknown"):
+            stopper = child.ordinal
+        children.append({**rows[child.operation_id],
+                         "allowed_actions": list(allowed_actions(child)),
+                         "next_action": (allowed_actions(child) or ("none",))[0],
+                         "on_apply": step,
+                         "on_apply_text": _apply_text(child, step, stopper)})
+    return {
+        "schema": "dpone.delivery_resume_preview.v1",
+        "parent_id": parent.parent_id, "logical_route_id": parent.logical_route_id,
+        "plan_digest": parent.plan_digest, "profile": plan.profile.snapshot.ref,
+        "authority": plan.binding.snapshot.authority,
+        "boundary": {"from": parent.boundary_from.isoformat(),
+                     "to": parent.boundary_to.isoformat()},
+        "checkpoint_frontier": parent.checkpoint_frontier,
+        "children_total": len(parent.children), "rows_total": shape.rows_total,
+        "sealed_documents_verified": len(shape.children),
+        "complete": not unfinished, "wait": wait, "applied": False,
+        "all_children": list(rows.values()),
+        "children": children,
+    }
+
+
+def _preview_text(document: dict[str, Any]) -> str:
+    boundary = document["boundary"]
+    lines = [f"resume preview of delivery {document['parent_id']} (read-only: nothing sent or "
+             "written)",
+             f"  route {document['logical_route_id']}  boundary "
+             f"[{boundary['from']}, {boundary['to']})  frontier "
+             f"{document['checkpoint_frontier']}/{document['children_total']}",
+             f"  plan {document['plan_digest']}",
+             f"  profile {document['profile']} -> {document['authority']}",
+             f"  {document['sealed_documents_verified']} sealed payload document(s) match the "
+             "journal",
+             "", render_table(document["all_children"]), ""]
+    if document["complete"]:
+        lines.append("complete: nothing to resume")
+        return "\n".join(lines)
+    for child in document["children"]:
+        lines.append(f"  child {child['ordinal']} {child['state_name']}: next "
+                     f"{child['next_action']}; --apply: {child['on_apply_text']}")
+    observing = "" if document["wait"] else " or still observing (add --wait to keep observing)"
+    lines += [f"--apply drives the children one at a time in ordinal order and stops at the first "
+              f"that is blocked{observing}",
+              f"next: dpone delivery resume --operation-id {document['parent_id']} --apply"
+              + (" --wait" if document["wait"] else "")]
+    return "\n".join(lines)
+
+
+@click.command(name="resume")
+@click.option("--operation-id", "operation_id", required=True,
+              help="A delivery (parent) id, or one child's id (resumes its delivery).")
+@click.option("--environment", "environment_id", default="local-dev", show_default=True,
+              help="The environment id the journal is scoped to (no workload is read).")
+@click.option("--journal", "journal_url", default=DEFAULT_JOURNAL, show_default=True,
+              help="Journal: a SQLite file (local development) or postgresql://... URL.")
+@click.option("--artifacts", "artifacts_url", default=".dpone/artifacts", show_default=True,
+              help="Artifact store holding the sealed payloads and their documents.")
+@click.option("--plans", "plans", type=click.Path(path_type=Path, file_okay=False),
+              default=Path(".dpone"), show_default=True,
+              help="Plan store holding plans/sha256/<hex>.json (written by `dpone deliver`).")
+@click.option("--wait/--no-wait", "wait", default=False, show_default=True,
+              help="Keep observing asynchronous jobs in-process until every child is terminal.")
+@click.option("--apply", "apply", is_flag=True,
+              help="Drive the delivery. Without it: a read-only preview.")
+@FORMAT_OPTION
+def resume_command(operation_id: str, environment_id: str, journal_url: str, artifacts_url: str,
+                   plans: Path, wait: bool, apply: bool, fmt: str) -> None:
+    """Continue an admitted delivery from its journal, stored plan and sealed payloads.
+
+    Never reads a workload or the source: a changed source does not affect it. Every sealed
+    payload document must match the journal (else REST_DELIVERY_INTENT_CONFLICT, nothing sent).
+    Without --apply: exit 0 and a preview of each unfinished child's next action. With --apply:
+    exit 0 delivered or pending, 2 invalid or intent conflict, 3 unavailable, 4 remote effect
+    unknown or partial, 5 proven terminal receiver failure.
+    """
+
+    def body() -> int:
+        parent_id, child_id = parse_operation_id(operation_id)
+        store = open_artifact_store(artifacts_url)
+        journal = open_existing_journal(journal_url, environment_id=environment_id)
+        try:
+            parent = load_delivery(journal, parent_id, child_id)
+            plan = _plan(plans, parent)
+            sealed = sealed_children(parent, store)
+        finally:
+            close_quietly(journal)
+        shape = SealedShape(parent.boundary_from, parent.boundary_to, sealed,
+                            sum(child.descriptor.row_count for child in sealed))
+        if not apply:
+            document = _preview(parent, plan, shape, wait)
+            if fmt == "json":
+                emit_json(document)
+            else:
+                click.echo(_preview_text(document))
+            return 0
+        environment = plan.environment.snapshot
+        with contextlib.ExitStack() as stack:
+            journal = open_journal(journal_url, environment_id=environment_id,
+                                   tier=environment.tier)
+            stack.callback(close_quietly, journal)
+            # The credential resolves on the first request, after every journal check.
+            transport = LazyTransport(lambda: transport_for(plan))
+            stack.callback(transport.close)
+            click.echo(f"resuming delivery {parent_id}: {len(sealed)} child(ren) to "
+                       f"{plan.binding.snapshot.authority} ({plan.profile.snapshot.ref})", err=True)
+            result = resume(plan, parent_id, sealed, journal, store, transport, holder=holder(),
+                            wait=wait, observer=StepPrinter(shape))
+            children = child_rows(journal.load_parent(parent_id), sealed)
+        rerun = f"run dpone delivery resume --operation-id {parent_id} --apply again (or add --wait)"
+        return emit_result(result, shape, children, fmt, rerun)
+
+    run_guarded(fmt, body)

@@ -1,0 +1,146 @@
+"""Resuming an admitted delivery from the journal alone: no workload, no source read, no seal.
+
+Recovery never accepts an authoring manifest. The immutable plan the journal names (its
+``plan_digest``) and each child's sealed ``dpone.rest_payload.v1`` document (its
+``payload_document_key``) are the runtime authority. A document must hash to its
+content-addressed key, name the journal's plan, and carry the journal's payload, delivery key,
+receiver mutation key, mutation intent and generation; anything else is
+``REST_DELIVERY_INTENT_CONFLICT`` before any request. The admitted parent is then driven exactly
+as :func:`~dpone.executor.supervisor.deliver` drives it after admission: the same guarded
+transitions, so nothing that may have reached the receiver is resent without the certified
+fence and an UNKNOWN effect stays blocked.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterable, Sequence
+
+from pydantic import ValidationError
+
+from dpone.contracts import DponeError, content_digest
+from dpone.contracts.journal import ChildOperation, DeliveryJournalPort, ParentOperation
+from dpone.contracts.plan import RestDeliveryPlan
+from dpone.contracts.ports import ArtifactRef, ImmutableArtifactPort
+from dpone.contracts.sealed import PAYLOAD_KEY_PREFIX, PayloadDocument, SealedChild
+from dpone.executor.supervisor._context import RunContext, StepObserver
+from dpone.executor.supervisor._deliver import check_profile, drive
+from dpone.executor.supervisor._results import DeliveryResult
+from dpone.executor.transport import RestTransportPort
+
+
+def _conflict(message: str, operation_id: str | None = None, **details: object) -> DponeError:
+    return DponeError(code="REST_DELIVERY_INTENT_CONFLICT", message=message,
+                      operation_id=operation_id, details=dict(details))
+
+
+def check_plan(plan: RestDeliveryPlan, parent: ParentOperation) -> None:
+    """Refuse a plan whose route, effect domain, mutation kind or tenancy is not the parent's."""
+    environment = plan.environment.snapshot
+    expected = {
+        "logical_route_id": (plan.logical_route_id, parent.logical_route_id),
+        "effect_conflict_domain": (plan.effect_conflict_domain, parent.effect_conflict_domain),
+        "mutation_kind": (plan.source_boundary.mutation_kind, parent.mutation_kind),
+        "operation_namespace": (plan.environment.operation_namespace,
+                                parent.tenancy.operation_namespace),
+        "tenant_id": (environment.tenant_id, parent.tenancy.tenant_id),
+        "environment_id": (environment.environment_id, parent.tenancy.environment_id),
+    }
+    for name, (planned, admitted) in expected.items():
+        if planned != admitted:
+            raise _conflict(f"the plan's {name} is not the one delivery {parent.parent_id} was "
+                            "admitted under", parent.parent_id, field=name)
+
+
+def check_sealed(parent: ParentOperation, operation: ChildOperation, sealed: SealedChild) -> None:
+    """Refuse a sealed child that is not the one the journal admitted as ``operation``."""
+    identities = sealed.identities
+    descriptor = sealed.descriptor
+    generation = operation.generation
+    expected: dict[str, tuple[object, object]] = {
+        "ordinal": (descriptor.ordinal, operation.ordinal),
+        "scope_from": (descriptor.scope_from, operation.scope_from),
+        "scope_to": (descriptor.scope_to, operation.scope_to),
+        "payload_document_key": (sealed.document.key, operation.payload_document_key),
+        "payload_key": (sealed.payload.key, operation.payload_key),
+        "payload_digest": (sealed.payload.digest, operation.payload_digest),
+        "delivery_key": (identities.delivery_key, operation.delivery_key),
+        "receiver_mutation_key": (identities.receiver_mutation_key,
+                                  operation.receiver_mutation_key),
+        "mutation_intent_digest": (identities.mutation_intent_digest,
+                                   operation.mutation_intent_digest),
+        "generation": ((identities.generation.scheduled_interval_end_utc,
+                        identities.generation.correction_revision),
+                       (generation.scheduled_interval_end_utc, generation.correction_revision)),
+    }
+    for name, (sealed_value, admitted) in expected.items():
+        if sealed_value != admitted:
+            raise _conflict(f"child {operation.ordinal} of delivery {parent.parent_id}: the sealed "
+                            f"{name} differs from the journal's", operation.operation_id,
+                            field=name, payload_document_key=operation.payload_document_key)
+
+
+def _read_sealed(parent: ParentOperation, operation: ChildOperation,
+                 artifacts: ImmutableArtifactPort) -> SealedChild:
+    key = operation.payload_document_key
+    data = artifacts.get_bytes(key)
+    digest = content_digest(data)
+    if key != f"{PAYLOAD_KEY_PREFIX}{digest.removeprefix('sha256:')}.json":
+        raise _conflict(f"child {operation.ordinal}: its sealed payload document does not hash to "
+                        "its key", operation.operation_id, payload_document_key=key)
+    try:
+        document = PayloadDocument.model_validate_json(data)
+    except ValidationError as error:
+        raise DponeError(code="contract.schema_invalid", operation_id=operation.operation_id,
+                         message=f"child {operation.ordinal}: {key} is not a "
+                         f"dpone.rest_payload.v1 document: {error.error_count()} error(s)",
+                         details={"payload_document_key": key}) from error
+    if document.lineage.plan_digest != parent.plan_digest:
+        raise _conflict(f"child {operation.ordinal}: its payload document was sealed under another "
+                        "plan", operation.operation_id, field="plan_digest",
+                        payload_document_key=key)
+    sealed = SealedChild(descriptor=document.child, payload=document.payload,
+                         document=ArtifactRef(key=key, digest=digest, size=len(data)),
+                         identities=document.identities, request=document.request)
+    check_sealed(parent, operation, sealed)
+    return sealed
+
+
+def sealed_children(parent: ParentOperation,
+                    artifacts: ImmutableArtifactPort) -> tuple[SealedChild, ...]:
+    """Every sealed child of ``parent`` in ordinal order, read from its payload document and
+    checked against the journal (``REST_DELIVERY_INTENT_CONFLICT`` on any difference)."""
+    return tuple(_read_sealed(parent, operation, artifacts)
+                 for operation in sorted(parent.children, key=lambda child: child.ordinal))
+
+
+def _by_ordinal(parent: ParentOperation,
+                sealed_children: Iterable[SealedChild]) -> dict[int, SealedChild]:
+    sealed = {child.descriptor.ordinal: child for child in sealed_children}
+    admitted = {operation.ordinal: operation for operation in parent.children}
+    if set(sealed) != set(admitted):
+        raise _conflict(f"the sealed children {sorted(sealed)} are not the admitted children "
+                        f"{sorted(admitted)} of delivery {parent.parent_id}", parent.parent_id)
+    for ordinal, operation in admitted.items():
+        check_sealed(parent, operation, sealed[ordinal])
+    return sealed
+
+
+def resume(plan: RestDeliveryPlan, parent_id: str, sealed_children: Sequence[SealedChild],
+           journal: DeliveryJournalPort, artifacts: ImmutableArtifactPort,
+           transport: RestTransportPort, *, holder: str, wait: bool = True,
+           sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None,
+           observer: StepObserver | None = None) -> DeliveryResult:
+    """Drive the admitted delivery ``parent_id`` from its journal state, admitting nothing.
+
+    ``plan`` is the plan the journal names and ``sealed_children`` every child's sealed form
+    (see :func:`sealed_children`); both are checked against the journal before any request.
+    """
+    check_profile(plan)
+    parent = journal.load_parent(parent_id)
+    check_plan(plan, parent)
+    sealed = _by_ordinal(parent, sealed_children)
+    ctx = RunContext(plan, journal, artifacts, transport, holder, sleep, rng or random.Random(),
+                     observer, frontier=parent.checkpoint_frontier)
+    return drive(ctx, parent, sealed, wait=wait)
