@@ -131,28 +131,44 @@ def transition(tx: UnitOfWork, contract: StateContract, request: TransitionReque
     return child_model(tx.codec, updated)
 
 
+PROMOTION_BATCH = 64
+"""Children read per step of a promotion: only those after the frontier, in ordinal order."""
+
+
+def _promote_run(tx: UnitOfWork, contract: StateContract, children: list[dict[str, Any]],
+                 frontier: int, lease: Lease, lease_epoch: int, epoch: int) -> int:
+    """Promote the checkpoint-ready prefix of ``children``; returns the new frontier."""
+    for child in children:
+        ordinal = int(child["ordinal"])
+        if ordinal != frontier + 1:
+            break
+        if child["checkpoint_state"] != "PROMOTED":
+            transition_id = promote_transition(contract, str(child["state_name"]))
+            if transition_id is None:
+                break
+            decision = guarded(contract, child, transition_id,
+                               expected_revision=int(child["revision"]), lease_kind="checkpoint",
+                               lease_epoch=lease_epoch, current_epoch=epoch, evidence=_PROMOTION)
+            apply_decision(tx, contract, child, decision, expected_revision=int(child["revision"]),
+                           epoch=epoch, actor=lease.holder)
+        frontier = ordinal
+    return frontier
+
+
 def promote(tx: UnitOfWork, contract: StateContract, parent_id: str, lease: Lease) -> int:
     """Promote the contiguous run of checkpoint-ready children after the frontier."""
     check_lease_identity(lease, parent_id, {"checkpoint"})
     lease_row = live_lease(tx, lease)
     epoch, _gate = environment(tx)
     frontier = int(require_parent(tx, parent_id, lock=True)["checkpoint_frontier"])
-    for child in tx.all("children_of_parent", parent_id=parent_id):
-        ordinal = int(child["ordinal"])
-        if ordinal <= frontier:
-            continue
-        if child["checkpoint_state"] == "PROMOTED":
-            frontier = ordinal
-            continue
-        transition_id = promote_transition(contract, str(child["state_name"]))
-        if transition_id is None:
+    while True:
+        batch = tx.all("children_after_frontier", parent_id=parent_id, frontier=frontier,
+                       batch=PROMOTION_BATCH)
+        advanced = _promote_run(tx, contract, batch, frontier, lease,
+                                int(lease_row["journal_epoch"]), epoch)
+        whole_batch = advanced == frontier + len(batch) == frontier + PROMOTION_BATCH
+        frontier = advanced
+        if not whole_batch:
             break
-        decision = guarded(contract, child, transition_id,
-                           expected_revision=int(child["revision"]), lease_kind="checkpoint",
-                           lease_epoch=int(lease_row["journal_epoch"]), current_epoch=epoch,
-                           evidence=_PROMOTION)
-        apply_decision(tx, contract, child, decision, expected_revision=int(child["revision"]),
-                       epoch=epoch, actor=lease.holder)
-        frontier = ordinal
     tx.run("advance_frontier", parent_id=parent_id, frontier=frontier)
     return frontier

@@ -311,6 +311,19 @@ def test_frontier_stops_at_the_first_gap(journal: DeliveryJournalPort) -> None:
         "PROMOTED", "BLOCKED", "ELIGIBLE"]
 
 
+def test_frontier_advances_over_more_children_than_one_promotion_batch(
+        journal: DeliveryJournalPort) -> None:
+    parent = journal.admit_parent(admission([(day, day + 1) for day in range(150)])).parent
+    for child in parent.children[:140]:
+        complete_full(journal, child.operation_id)
+    complete_full(journal, parent.children[141].operation_id)
+    lease = journal.acquire_lease(parent.parent_id, "checkpoint", "checkpointer", 60)
+    assert journal.promote_frontier(parent.parent_id, lease) == 140
+    states = [c.axes.checkpoint_state for c in journal.load_parent(parent.parent_id).children]
+    assert states[:140] == ["PROMOTED"] * 140
+    assert states[140:142] == ["BLOCKED", "ELIGIBLE"]
+
+
 def test_frontier_advances_over_a_contiguous_run(journal: DeliveryJournalPort) -> None:
     parent = journal.admit_parent(admission([(0, 10), (10, 20), (20, 31)])).parent
     for child in parent.children[:2]:

@@ -100,6 +100,11 @@ RETURNING checkpoint_frontier;
 SELECT * FROM rest_delivery_child
  WHERE parent_id = %(parent_id)s AND environment_id = %(environment_id)s ORDER BY ordinal;
 
+-- name: children_after_frontier
+SELECT * FROM rest_delivery_child
+ WHERE parent_id = %(parent_id)s AND environment_id = %(environment_id)s
+   AND ordinal > %(frontier)s ORDER BY ordinal LIMIT %(batch)s;
+
 -- name: get_child
 SELECT * FROM rest_delivery_child
  WHERE operation_id = %(operation_id)s AND environment_id = %(environment_id)s;

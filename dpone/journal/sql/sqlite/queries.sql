@@ -79,6 +79,11 @@ UPDATE rest_delivery_parent SET checkpoint_frontier = :frontier
 SELECT * FROM rest_delivery_child
  WHERE parent_id = :parent_id AND environment_id = :environment_id ORDER BY ordinal;
 
+-- name: children_after_frontier
+SELECT * FROM rest_delivery_child
+ WHERE parent_id = :parent_id AND environment_id = :environment_id
+   AND ordinal > :frontier ORDER BY ordinal LIMIT :batch;
+
 -- name: get_child
 SELECT * FROM rest_delivery_child
  WHERE operation_id = :operation_id AND environment_id = :environment_id;
