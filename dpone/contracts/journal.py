@@ -78,6 +78,10 @@ class ParentAdmission(StrictModel):
     boundary_to: dt.date
     max_remote_jobs: Annotated[int, Field(ge=1, le=64)]
     children: tuple[ChildAdmission, ...]
+    replay_fence_certified: bool = False
+    """The plan's receiver fence is certified in this environment: same-key replay may follow."""
+    max_submit_attempts: Annotated[int, Field(ge=1, le=100)] = 1
+    """The profile's submit attempts; the journal refuses a replay beyond them."""
 
 
 class Axes(StrictModel):

@@ -111,6 +111,8 @@ def _parent_params(request: ParentAdmission, parent_id: str) -> dict[str, Any]:
         **_domain_params(request),
         "boundary_from": request.boundary_from, "boundary_to": request.boundary_to,
         "max_remote_jobs": request.max_remote_jobs, "child_count": len(request.children),
+        "replay_fence_certified": request.replay_fence_certified,
+        "max_submit_attempts": request.max_submit_attempts,
     }
 
 

@@ -156,6 +156,20 @@ def _submit_evidence(tx: UnitOfWork, row: dict[str, Any],
     return Evidence(kind=kind, name=name, facts=frozenset(facts))
 
 
+def check_replay_authority(parent: dict[str, Any], attempt: AttemptPlan) -> None:
+    """A same-key replay needs the fence certified at admission and an attempt within the
+    profile's budget: the journal enforces both, whatever the caller asserts."""
+    if not bool(parent["replay_fence_certified"]):
+        raise DponeError(code="REST_DELIVERY_UNSAFE_RETRY", operation_id=attempt.operation_id,
+                         message="the delivery was admitted without a certified receiver fence: "
+                         "a request that may have reached the receiver is never replayed")
+    limit = int(parent["max_submit_attempts"])
+    if attempt.attempt_ordinal > limit:
+        raise DponeError(code="REST_DELIVERY_UNSAFE_RETRY", operation_id=attempt.operation_id,
+                         message=f"attempt {attempt.attempt_ordinal} exceeds the {limit} submit "
+                         "attempt(s) admitted for this delivery")
+
+
 def enter_submitting(tx: UnitOfWork, contract: StateContract, attempt: AttemptPlan, digest: str,
                      lease: Lease, expected_revision: int, *,
                      fenced_replay: bool = False) -> ChildOperation:
@@ -170,6 +184,8 @@ def enter_submitting(tx: UnitOfWork, contract: StateContract, attempt: AttemptPl
     if tx.lock_domains([row["effect_conflict_domain"]]):
         row = require_child(tx, attempt.operation_id)
     transition_id = submittable(row, expected_revision, fenced_replay=fenced_replay)
+    if fenced_replay:
+        check_replay_authority(require_parent(tx, row["parent_id"]), attempt)
     if int(row["revision"]) != expected_revision:
         raise DponeError(code="journal.revision_conflict", operation_id=row["operation_id"],
                          message=f"expected revision {expected_revision}, the journal holds "

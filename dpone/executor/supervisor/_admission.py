@@ -51,5 +51,7 @@ def parent_admission(plan: RestDeliveryPlan, topology: SealedTopology) -> Parent
         boundary_from=topology.coverage.boundary_from,
         boundary_to=topology.coverage.boundary_to,
         max_remote_jobs=plan.profile.snapshot.rate.max_active_remote_jobs,
+        replay_fence_certified=plan.fence.type != "none" and plan.fence.certified_in_environment,
+        max_submit_attempts=plan.profile.snapshot.retry.submit.max_attempts,
         children=children,
     )

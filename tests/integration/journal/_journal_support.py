@@ -41,7 +41,8 @@ def tenancy(namespace: str = NAMESPACE) -> Tenancy:
 def admission(scopes: Sequence[tuple[int, int]], *, gen: Generation | None = None,
               kind: str = "partition_replace", domain: str = DOMAIN, salt: str = "",
               max_remote_jobs: int = 4, route: str = "route-a",
-              namespace: str = NAMESPACE) -> ParentAdmission:
+              namespace: str = NAMESPACE, replay_fence_certified: bool = True,
+              max_submit_attempts: int = 5) -> ParentAdmission:
     """A parent over day-offset scopes ``[(from, to), ...]``; ``salt`` changes every intent."""
     gen = gen or generation(max(to for _, to in scopes))
     children = []
@@ -65,7 +66,8 @@ def admission(scopes: Sequence[tuple[int, int]], *, gen: Generation | None = Non
         mutation_kind=kind,  # type: ignore[arg-type]
         generation=gen, boundary_from=day(min(lo for lo, _ in scopes)),
         boundary_to=day(max(hi for _, hi in scopes)), max_remote_jobs=max_remote_jobs,
-        children=tuple(children))
+        children=tuple(children), replay_fence_certified=replay_fence_certified,
+        max_submit_attempts=max_submit_attempts)
 
 
 def step(journal: DeliveryJournalPort, child: ChildOperation, transition_id: str, kind: str,

@@ -215,3 +215,29 @@ def test_a_due_time_from_the_journal_clock_gates_the_retry(journal: DeliveryJour
     retried, _ = submit(journal, operation_id, lease=lease)
     assert (retried.state_name, retried.attempt_ordinal) == ("submitting", 2)
     assert sync_success(journal, retried, lease).state_name == "verifying_succeeded"
+
+
+def test_a_replay_of_a_delivery_admitted_without_a_certified_fence_is_refused(
+        journal: DeliveryJournalPort, reservations: Reservations) -> None:
+    parent = journal.admit_parent(admission([(0, 10)], replay_fence_certified=False)).parent
+    child, lease = submit(journal, parent.children[0].operation_id)
+    with pytest.raises(DponeError) as refused:
+        replay(journal, child, lease)
+    assert _code(refused) == "REST_DELIVERY_UNSAFE_RETRY"
+    after = journal.get_child(child.operation_id)
+    assert (after.state_name, after.attempt_ordinal, after.revision) == (
+        "submitting", 1, child.revision)
+    assert [a["attempt_ordinal"] for a in journal.list_attempts(child.operation_id)] == [1]
+    assert list(reservations(child.operation_id).values()) == [None]
+
+
+def test_a_replay_beyond_the_admitted_submit_attempts_is_refused(
+        journal: DeliveryJournalPort) -> None:
+    parent = journal.admit_parent(admission([(0, 10)], max_submit_attempts=2)).parent
+    child, lease = submit(journal, parent.children[0].operation_id)
+    second = replay(journal, child, lease)
+    assert second.attempt_ordinal == 2
+    with pytest.raises(DponeError) as refused:
+        replay(journal, second, lease)
+    assert _code(refused) == "REST_DELIVERY_UNSAFE_RETRY"
+    assert journal.get_child(child.operation_id).attempt_ordinal == 2

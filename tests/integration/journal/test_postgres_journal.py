@@ -32,11 +32,13 @@ def _rows(dsn: str, query: str, *params: Any) -> list[tuple[Any, ...]]:
 def test_migrations_are_idempotent_and_refuse_an_edited_file(journal_dsn: str,
                                                              pg: PostgresJournal) -> None:
     assert pg.migrate() == ()
-    [(version, checksum)] = _rows(journal_dsn,
-                                  "SELECT version, checksum FROM dpone_schema_migrations")
-    assert version == 1 and checksum.startswith("sha256:")
+    applied = _rows(journal_dsn, "SELECT version, checksum FROM dpone_schema_migrations "
+                                 "ORDER BY version")
+    assert [version for version, _ in applied] == [1, 2]
+    assert all(checksum.startswith("sha256:") for _, checksum in applied)
     with psycopg.connect(journal_dsn, autocommit=True) as conn:
-        conn.execute("UPDATE dpone_schema_migrations SET checksum = 'sha256:edited'")
+        conn.execute("UPDATE dpone_schema_migrations SET checksum = 'sha256:edited' "
+                     "WHERE version = 2")
     with pytest.raises(DponeError) as excinfo:
         pg.migrate()
     assert excinfo.value.code == "journal.unavailable"

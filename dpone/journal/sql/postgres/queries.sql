@@ -82,13 +82,14 @@ SELECT * FROM rest_delivery_parent
 INSERT INTO rest_delivery_parent (
     parent_id, operation_namespace, tenant_id, environment_id, logical_route_id, plan_digest,
     parent_plan_digest, frozen_parent_digest, profile_contract_digest, effect_conflict_domain,
-    mutation_kind, generation_end, correction_revision, boundary, max_remote_jobs, child_count)
+    mutation_kind, generation_end, correction_revision, boundary, max_remote_jobs, child_count,
+    replay_fence_certified, max_submit_attempts)
 VALUES (
     %(parent_id)s, %(operation_namespace)s, %(tenant_id)s, %(environment_id)s,
     %(logical_route_id)s, %(plan_digest)s, %(parent_plan_digest)s, %(frozen_parent_digest)s,
     %(profile_contract_digest)s, %(effect_conflict_domain)s, %(mutation_kind)s,
     %(generation_end)s, %(correction_revision)s, daterange(%(boundary_from)s, %(boundary_to)s, '[)'),
-    %(max_remote_jobs)s, %(child_count)s);
+    %(max_remote_jobs)s, %(child_count)s, %(replay_fence_certified)s, %(max_submit_attempts)s);
 
 -- name: advance_frontier
 UPDATE rest_delivery_parent SET checkpoint_frontier = %(frontier)s

@@ -63,12 +63,13 @@ INSERT INTO rest_delivery_parent (
     parent_id, operation_namespace, tenant_id, environment_id, logical_route_id, plan_digest,
     parent_plan_digest, frozen_parent_digest, profile_contract_digest, effect_conflict_domain,
     mutation_kind, generation_end, correction_revision, boundary_from, boundary_to,
-    max_remote_jobs, child_count)
+    max_remote_jobs, child_count, replay_fence_certified, max_submit_attempts)
 VALUES (
     :parent_id, :operation_namespace, :tenant_id, :environment_id, :logical_route_id,
     :plan_digest, :parent_plan_digest, :frozen_parent_digest, :profile_contract_digest,
     :effect_conflict_domain, :mutation_kind, :generation_end, :correction_revision,
-    :boundary_from, :boundary_to, :max_remote_jobs, :child_count);
+    :boundary_from, :boundary_to, :max_remote_jobs, :child_count, :replay_fence_certified,
+    :max_submit_attempts);
 
 -- name: advance_frontier
 UPDATE rest_delivery_parent SET checkpoint_frontier = :frontier
