@@ -129,9 +129,21 @@ def _reserve(tx: UnitOfWork, row: dict[str, Any], attempt: AttemptPlan) -> None:
     """Take the lowest free remote-job slot of the domain, or refuse: capacity exhausted."""
     domain = row["effect_conflict_domain"]
     limit = int(require_parent(tx, row["parent_id"])["max_remote_jobs"])
-    taken = {int(r["slot"]) for r in tx.all("active_slots", domain=domain)}
+    held = tx.all("active_slots", domain=domain)
+    taken = {int(r["slot"]) for r in held}
     free = [slot for slot in range(1, limit + 1) if slot not in taken]
     if not free:
+        holders = [require_child(tx, str(r["operation_id"])) for r in held]
+        settled = [h for h in holders if h["execution_state"] == "FINALIZED"]
+        if settled and len(settled) == len(holders):
+            # Nothing will release these slots on its own: an unresolved effect in the domain.
+            raise DponeError(code="REST_DELIVERY_OVERLAPPING_EFFECT_IN_FLIGHT",
+                             operation_id=row["operation_id"],
+                             message=f"the effect domain's remote-job slots are held by "
+                             f"{settled[0]['operation_id']} whose remote effect is "
+                             f"{settled[0]['remote_effect']}: reconcile it before any further "
+                             "mutation in this domain",
+                             details={"holders": [h["operation_id"] for h in settled]})
         raise DponeError(code="journal.capacity_exhausted", operation_id=row["operation_id"],
                          message=f"all {limit} remote-job slots of the effect domain are held")
     tx.run("reserve_slot", attempt_id=attempt.attempt_id, operation_id=row["operation_id"],

@@ -191,3 +191,20 @@ def test_a_dropped_job_submit_under_the_certified_fence_is_replayed_once_and_exi
         "attempts"]
     assert [a["outcome"] for a in attempts] == ["submitting_fenced_replay",
                                                "replay_duplicate_receipt_same_intent"]
+
+
+def test_an_unresolved_effect_stops_the_next_delivery_in_its_domain(
+        dpone: Dpone, receiver: ReceiverThread) -> None:
+    receiver.state.faults.install([{"match": {"method": "POST", "path_prefix": "/mock/v1/batches/"},
+                                    "fault": "commit_then_drop"}])
+    first = dpone.deliver("measurements_sync", ("2026-08-01", "2026-08-08"), "--format", "json")
+    assert first.code == 4
+    unknown = first.json()["blocked"]["operation_id"]
+
+    run = dpone.deliver("measurements_sync", ("2026-08-08", "2026-08-15"), "--format", "json")
+
+    assert run.code == 4, run.out + run.err
+    error = run.json()
+    assert error["code"] == "REST_DELIVERY_OVERLAPPING_EFFECT_IN_FLIGHT"
+    assert unknown in error["message"]
+    assert _posts(receiver) == 1

@@ -116,7 +116,7 @@ def test_unknown_effect_keeps_capacity_until_repaired(journal_dsn: str,
     second_lease = pg.acquire_lease(second, "mutation", "worker-2", 60)
     with pytest.raises(DponeError) as held:
         submit(pg, second, lease=second_lease)
-    assert held.value.code == "journal.capacity_exhausted"
+    assert held.value.code == "REST_DELIVERY_OVERLAPPING_EFFECT_IN_FLIGHT"
     [attempt] = pg.list_attempts(first)
     assert attempt["outcome"] == "submitting_may_have_reached_unfenced"
     assert pg.repair_reservation(attempt["attempt_id"]) is False
@@ -128,7 +128,7 @@ def test_unknown_effect_keeps_capacity_until_repaired(journal_dsn: str,
                      (first, ENVIRONMENT, parent.effect_conflict_domain))
     with pytest.raises(DponeError) as orphan_held:
         submit(pg, second, lease=second_lease)
-    assert orphan_held.value.code == "journal.capacity_exhausted"
+    assert orphan_held.value.code == "REST_DELIVERY_OVERLAPPING_EFFECT_IN_FLIGHT"
     assert pg.repair_reservation("sha256:orphan") is True
     assert pg.repair_reservation("sha256:orphan") is False
     assert submit(pg, second, lease=second_lease)[0].state_name == "submitting"

@@ -263,7 +263,7 @@ UPDATE rest_delivery_lease SET expires_at = LEAST(expires_at, clock_timestamp())
    AND environment_id = %(environment_id)s AND holder = %(holder)s AND token = %(token)s;
 
 -- name: active_slots
-SELECT slot FROM rest_delivery_capacity_reservation
+SELECT slot, operation_id FROM rest_delivery_capacity_reservation
  WHERE effect_conflict_domain = %(domain)s AND released_at IS NULL ORDER BY slot;
 
 -- name: reserve_slot

@@ -224,7 +224,7 @@ UPDATE rest_delivery_lease
    AND julianday(expires_at) > julianday('now');
 
 -- name: active_slots
-SELECT slot FROM rest_delivery_capacity_reservation
+SELECT slot, operation_id FROM rest_delivery_capacity_reservation
  WHERE effect_conflict_domain = :domain AND released_at IS NULL ORDER BY slot;
 
 -- name: reserve_slot
