@@ -26,7 +26,10 @@ from dpone.contracts.sealed import SealedTopology
 from dpone.executor.supervisor import check_profile, deliver
 from dpone.executor.transport import transport_for
 
-RERUN = "run the same command again (or add --wait)"
+
+def _rerun(parent_id: str) -> str:
+    """How to keep observing a pending delivery: from the journal, never re-reading the source."""
+    return f"run dpone delivery resume --operation-id {parent_id} --apply (add --wait)"
 
 
 def _empty(plan: RestDeliveryPlan, topology: SealedTopology, fmt: str) -> int:
@@ -98,7 +101,7 @@ def deliver_command(target: str, registry: Path, interval_start: dt.datetime,
                 _resume_hint(error)
                 raise
             children = child_rows(journal.load_parent(result.parent_id), topology.children)
-        return emit_result(result, shape, children, fmt, RERUN)
+        return emit_result(result, shape, children, fmt, _rerun(result.parent_id))
 
     run_guarded(fmt, body)
 
