@@ -3,22 +3,30 @@ lines, the ``dpone.delivery_result.v1`` document, its text summary and the exit 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import click
 
+from dpone.cli._inputs import close_quietly, open_journal
 from dpone.cli._output import emit_json
 from dpone.cli._report import render_table
 from dpone.contracts import ERROR_CATALOG
-from dpone.contracts.journal import ChildOperation
+from dpone.contracts.journal import ChildOperation, DeliveryJournalPort
+from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import SealedChild, SealedTopology
 from dpone.executor.supervisor import DeliveryBlocked, DeliveryPending, DeliveryResult
-from dpone.executor.transport import OutboundRequest, RestTransportPort, TransportOutcome
+from dpone.executor.transport import (
+    OutboundRequest,
+    RestTransportPort,
+    TransportOutcome,
+    transport_for,
+)
 
 
 def holder() -> str:
@@ -73,6 +81,26 @@ class LazyTransport:
     def close(self) -> None:
         if self._inner is not None:
             self._inner.close()
+
+
+@contextlib.contextmanager
+def delivery_ports(plan: RestDeliveryPlan, journal_url: str, *, environment_id: str,
+                   announce: str) -> Iterator[tuple[DeliveryJournalPort, LazyTransport]]:
+    """The journal (migrated) and the plan's transport for one run, both closed after it.
+
+    The credential resolves on the first request, so every journal check (admission, intent
+    conflict, sealed documents) is done before any secret is read. ``announce`` is printed on
+    stderr with the receiver authority and profile.
+    """
+    tier = plan.environment.snapshot.tier
+    with contextlib.ExitStack() as stack:
+        journal = open_journal(journal_url, environment_id=environment_id, tier=tier)
+        stack.callback(close_quietly, journal)
+        transport = LazyTransport(lambda: transport_for(plan))
+        stack.callback(transport.close)
+        click.echo(f"{announce} to {plan.binding.snapshot.authority} "
+                   f"({plan.profile.snapshot.ref})", err=True)
+        yield journal, transport
 
 
 def result_document(result: DeliveryResult, shape: SealedShape,

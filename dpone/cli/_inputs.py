@@ -68,6 +68,29 @@ def boundary_options(command: _F) -> _F:
     return command
 
 
+def journal_options(plans_help: str) -> Callable[[_F], _F]:
+    """--operation-id, --environment and --journal, then --plans: for commands that read an
+    admitted delivery from the journal rather than a workload."""
+
+    def decorate(command: _F) -> _F:
+        options = [
+            click.option("--operation-id", "operation_id", required=True,
+                         help="A delivery (parent) id or one child's operation id."),
+            click.option("--environment", "environment_id", default="local-dev",
+                         show_default=True,
+                         help="The environment id the journal is scoped to (no workload is read)."),
+            click.option("--journal", "journal_url", default=DEFAULT_JOURNAL, show_default=True,
+                         help="Journal: a SQLite file (local development) or postgresql://... URL."),
+            click.option("--plans", "plans", type=click.Path(path_type=Path, file_okay=False),
+                         default=Path(".dpone"), show_default=True, help=plans_help),
+        ]
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate
+
+
 def freeze_and_seal(plan: RestDeliveryPlan, plan_digest: str, registry: Path,
                     interval_start: dt.date, interval_end: dt.date,
                     store: ImmutableArtifactPort) -> tuple[SourceParent, SealedTopology]:

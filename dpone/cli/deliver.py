@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 from pathlib import Path
 
 import click
 
 from dpone.artifacts import open_artifact_store
-from dpone.cli._delivery_run import LazyTransport, SealedShape, StepPrinter, emit_result, holder
+from dpone.cli._delivery_run import (
+    SealedShape,
+    StepPrinter,
+    delivery_ports,
+    emit_result,
+    holder,
+)
 from dpone.cli._inputs import (
     DEFAULT_JOURNAL,
     boundary_options,
-    close_quietly,
     freeze_and_seal,
     load_plan,
-    open_journal,
 )
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
 from dpone.cli._report import child_rows
@@ -24,7 +27,6 @@ from dpone.contracts import DponeError
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import SealedTopology
 from dpone.executor.supervisor import check_profile, deliver
-from dpone.executor.transport import transport_for
 
 
 def _rerun(parent_id: str) -> str:
@@ -83,16 +85,9 @@ def deliver_command(target: str, registry: Path, interval_start: dt.datetime,
                                             interval_end.date(), store)
         if not topology.children:
             return _empty(plan, topology, fmt)
-        with contextlib.ExitStack() as stack:
-            journal = open_journal(journal_url, environment_id=environment.environment_id,
-                                   tier=environment.tier)
-            stack.callback(close_quietly, journal)
-            # The credential resolves on the first request: after admission, so an intent
-            # conflict is refused before any secret is read.
-            transport = LazyTransport(lambda: transport_for(plan))
-            stack.callback(transport.close)
-            click.echo(f"delivering {len(topology.children)} child(ren) to "
-                       f"{plan.binding.snapshot.authority} ({plan.profile.snapshot.ref})", err=True)
+        with delivery_ports(plan, journal_url, environment_id=environment.environment_id,
+                            announce=f"delivering {len(topology.children)} child(ren)") as (
+                journal, transport):
             shape = SealedShape.of_topology(topology)
             try:
                 result = deliver(plan, topology, journal, store, transport, holder=holder(),

@@ -17,8 +17,8 @@ from typing import Any
 import click
 
 from dpone.cli._inputs import (
-    DEFAULT_JOURNAL,
     close_quietly,
+    journal_options,
     load_delivery,
     open_existing_journal,
     parse_operation_id,
@@ -142,15 +142,7 @@ def delivery() -> None:
 
 
 @delivery.command()
-@click.option("--operation-id", "operation_id", required=True,
-              help="A delivery (parent) id or one child's operation id.")
-@click.option("--environment", "environment_id", default="local-dev", show_default=True,
-              help="The environment id the journal is scoped to.")
-@click.option("--journal", "journal_url", default=DEFAULT_JOURNAL, show_default=True,
-              help="Journal: a SQLite file (local development) or postgresql://... URL.")
-@click.option("--plans", "plans", type=click.Path(path_type=Path, file_okay=False),
-              default=Path(".dpone"), show_default=True,
-              help="Plan store, for the profile's certified receipt TTL.")
+@journal_options("Plan store, for the profile's certified receipt TTL.")
 @FORMAT_OPTION
 def inspect(operation_id: str, environment_id: str, journal_url: str, plans: Path,
             fmt: str) -> None:

@@ -11,20 +11,24 @@ document and exit codes); the credential resolves only when the first request is
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import Any
 
 import click
 
 from dpone.artifacts import open_artifact_store
-from dpone.cli._delivery_run import LazyTransport, SealedShape, StepPrinter, emit_result, holder
+from dpone.cli._delivery_run import (
+    SealedShape,
+    StepPrinter,
+    delivery_ports,
+    emit_result,
+    holder,
+)
 from dpone.cli._inputs import (
-    DEFAULT_JOURNAL,
     close_quietly,
+    journal_options,
     load_delivery,
     open_existing_journal,
-    open_journal,
     parse_operation_id,
     stored_plan,
 )
@@ -40,7 +44,6 @@ from dpone.executor.supervisor import (
     resume_step,
     sealed_children,
 )
-from dpone.executor.transport import transport_for
 
 _PLANS_HINT = ("Pass --plans DIR: the directory `dpone deliver --plans DIR` stored the plan in "
                "(plans/sha256/<hex>.json). Recovery never recompiles a workload.")
@@ -141,17 +144,9 @@ def _preview_text(document: dict[str, Any]) -> str:
 
 
 @click.command(name="resume")
-@click.option("--operation-id", "operation_id", required=True,
-              help="A delivery (parent) id, or one child's id (resumes its delivery).")
-@click.option("--environment", "environment_id", default="local-dev", show_default=True,
-              help="The environment id the journal is scoped to (no workload is read).")
-@click.option("--journal", "journal_url", default=DEFAULT_JOURNAL, show_default=True,
-              help="Journal: a SQLite file (local development) or postgresql://... URL.")
+@journal_options("Plan store holding plans/sha256/<hex>.json (written by `dpone deliver`).")
 @click.option("--artifacts", "artifacts_url", default=".dpone/artifacts", show_default=True,
               help="Artifact store holding the sealed payloads and their documents.")
-@click.option("--plans", "plans", type=click.Path(path_type=Path, file_okay=False),
-              default=Path(".dpone"), show_default=True,
-              help="Plan store holding plans/sha256/<hex>.json (written by `dpone deliver`).")
 @click.option("--wait/--no-wait", "wait", default=False, show_default=True,
               help="Keep observing asynchronous jobs in-process until every child is terminal.")
 @click.option("--apply", "apply", is_flag=True,
@@ -187,16 +182,9 @@ def resume_command(operation_id: str, environment_id: str, journal_url: str, art
             else:
                 click.echo(_preview_text(document))
             return 0
-        environment = plan.environment.snapshot
-        with contextlib.ExitStack() as stack:
-            journal = open_journal(journal_url, environment_id=environment_id,
-                                   tier=environment.tier)
-            stack.callback(close_quietly, journal)
-            # The credential resolves on the first request, after every journal check.
-            transport = LazyTransport(lambda: transport_for(plan))
-            stack.callback(transport.close)
-            click.echo(f"resuming delivery {parent_id}: {len(sealed)} child(ren) to "
-                       f"{plan.binding.snapshot.authority} ({plan.profile.snapshot.ref})", err=True)
+        with delivery_ports(plan, journal_url, environment_id=environment_id,
+                            announce=f"resuming delivery {parent_id}: {len(sealed)} child(ren)") as (
+                journal, transport):
             result = resume(plan, parent_id, sealed, journal, store, transport, holder=holder(),
                             wait=wait, observer=StepPrinter(shape))
             children = child_rows(journal.load_parent(parent_id), sealed)
