@@ -11,6 +11,7 @@ response bodies: only journal facts and bounded receipt scalars.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +43,12 @@ def _plan(plans: Path, digest: str) -> RestDeliveryPlan | None:
         return None
 
 
-def _receipt_clock(journal: DeliveryJournalView, child: ChildOperation, now: dt.datetime,
-                   ttl_s: int | None) -> dict[str, Any]:
+def _receipt_clock(child: ChildOperation, attempts: Sequence[Mapping[str, Any]],
+                   now: dt.datetime, ttl_s: int | None) -> dict[str, Any]:
     """Age of the receipt (from the attempt that recorded it) and its certified TTL horizon."""
     if not child.receipt:
         return {}
-    recorded = [a["outcome_at"] for a in journal.list_attempts(child.operation_id)
-                if a.get("outcome_at") is not None]
+    recorded = [a["outcome_at"] for a in attempts if a.get("outcome_at") is not None]
     if not recorded:
         return {}
     at = max(recorded)
@@ -70,10 +70,11 @@ def _document(journal: DeliveryJournalView, parent: ParentOperation, only: str |
             continue
         child = by_id[row["operation_id"]]
         row["allowed_actions"] = list(allowed_actions(child))
+        attempts = journal.list_attempts(child.operation_id)
         row["attempts"] = [{"attempt_ordinal": a["attempt_ordinal"], "marker_key": a["marker_key"],
                             "outcome": a.get("outcome"),
                             "started_at": a["started_at"].isoformat()}
-                           for a in journal.list_attempts(child.operation_id)]
+                           for a in attempts]
         observations = journal.list_observations(child.operation_id)
         row["observations_total"] = len(observations)
         row["observations"] = [{"observation_ordinal": o["observation_ordinal"],
@@ -81,7 +82,7 @@ def _document(journal: DeliveryJournalView, parent: ParentOperation, only: str |
                                 "observed_at": o["observed_at"].isoformat(),
                                 "document": o["document"]}
                                for o in observations[-MAX_SHOWN_OBSERVATIONS:]]
-        row.update(_receipt_clock(journal, child, now, ttl))
+        row.update(_receipt_clock(child, attempts, now, ttl))
         rows.append(row)
     pending = [child for child in sorted(parent.children, key=lambda c: c.ordinal)
                if child.axes.checkpoint_state != "PROMOTED"]

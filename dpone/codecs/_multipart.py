@@ -31,6 +31,7 @@ _FILENAME = re.compile(r"[A-Za-z0-9._-]{1,255}")
 _PART_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
 _CONTENT_TYPE = re.compile(r"[a-z]+/[A-Za-z0-9.+-]{1,127}")
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+_SEALED_BOUNDARY = re.compile(BOUNDARY_PREFIX + r"[0-9a-f]{32}")
 _CANDIDATES_PER_PASS = 4
 _MAX_CANDIDATES = 64
 _CRLF = b"\r\n"
@@ -44,7 +45,9 @@ class MultipartEnvelope:
 
     Construction validates every name, streams the payload once through ``payload`` to check
     its size and digest and to collision-check the boundary, and renders every byte of the
-    body except the payload itself.
+    body except the payload itself. Given the ``sealed_boundary`` chosen when the payload was
+    sealed, the payload is not read at construction: :meth:`iter_body` still checks its size and
+    digest while streaming, so the bytes sent are the bytes that boundary was checked against.
     """
 
     def __init__(
@@ -57,6 +60,7 @@ class MultipartEnvelope:
         payload_size: int,
         payload_digest: str,
         payload: PayloadSource,
+        sealed_boundary: str | None = None,
     ) -> None:
         _check(_PART_NAME, payload_name, "payload part name")
         _check(_FILENAME, filename, "filename (allowed: A-Z a-z 0-9 . _ -)")
@@ -82,7 +86,8 @@ class MultipartEnvelope:
                               for name, value in self.scalar_parts]
         self._file_headers = (_disposition(payload_name, filename) + b"\r\nContent-Type: "
                               + content_type.encode("ascii") + b"\r\n\r\n")
-        self.boundary = self._choose_boundary(payload)
+        self.boundary = (self._choose_boundary(payload) if sealed_boundary is None
+                         else self._sealed(sealed_boundary))
         delimiter = b"--" + self.boundary.encode("ascii") + _CRLF
         head = b"".join(delimiter + headers + value + _CRLF for headers, value in self._scalar_texts)
         self._head = head + delimiter + self._file_headers
@@ -147,6 +152,14 @@ class MultipartEnvelope:
             "attempt": attempt,
         })
         return BOUNDARY_PREFIX + rendered[len("sha256:"):][:32]
+
+    def _sealed(self, boundary: str) -> str:
+        """A boundary chosen at seal time: dpone's form, and absent from the rendered parts."""
+        _check(_SEALED_BOUNDARY, boundary, "sealed multipart boundary")
+        texts = [headers + value for headers, value in self._scalar_texts] + [self._file_headers]
+        if any(boundary.encode("ascii") in text for text in texts):
+            raise ValueError("the sealed boundary occurs in a rendered part")
+        return boundary
 
     def _choose_boundary(self, payload: PayloadSource) -> str:
         texts = [headers + value for headers, value in self._scalar_texts] + [self._file_headers]

@@ -121,9 +121,12 @@ class RunContext:
 
     def wait_until(self, due: dt.datetime | None) -> None:
         """Sleep until ``due`` has passed by the journal clock."""
-        pause = self.due_in(due)
-        if pause > 0:
-            self.sleep(pause + DUE_MARGIN_S)
+        self.pause(self.due_in(due))
+
+    def pause(self, seconds: float) -> None:
+        """Sleep ``seconds`` (from :meth:`due_in`) plus a margin past the due time; 0 is no-op."""
+        if seconds > 0:
+            self.sleep(seconds + DUE_MARGIN_S)
 
     # --- results ------------------------------------------------------------------------------
 

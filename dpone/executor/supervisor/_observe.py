@@ -75,15 +75,16 @@ def observe(ctx: RunContext, operation: ChildOperation, *,
     deadline = time.monotonic() + profile.timeouts.operation_total_s
     failures = 0
     while operation.state_name in OBSERVING_STATES:
-        if (not wait and ctx.due_in(operation.next_check_after) > 0) or time.monotonic() > deadline:
+        pause = ctx.due_in(operation.next_check_after)
+        if (pause > 0 and not wait) or time.monotonic() > deadline:
             return operation
-        ctx.wait_until(operation.next_check_after)
+        ctx.pause(pause)
         with ctx.lease(operation.operation_id, "observation") as lease:
             response = ctx.transport.send(poll_request(ctx.plan, operation.receipt or {}))
             answered = isinstance(response, Response) and (
                 response.status == 200 or response.status in poll.expired_statuses)
             if isinstance(response, Response) and answered:
-                operation, code = _record_poll(ctx, operation, lease, response)
+                operation, code = _record_poll(ctx, poll, operation, lease, response)
                 if code is not None:
                     return ctx.blocked(operation, code)
                 failures = 0
@@ -118,13 +119,9 @@ def _poll_delay(ctx: RunContext, failures: int, outcome: Response | Failure) -> 
     return delay
 
 
-def _record_poll(ctx: RunContext, operation: ChildOperation, lease: Lease,
+def _record_poll(ctx: RunContext, poll: Poll, operation: ChildOperation, lease: Lease,
                  response: Response) -> tuple[ChildOperation, str | None]:
     profile = ctx.plan.profile.snapshot
-    poll = profile.acknowledgement.poll
-    if poll is None:
-        raise DponeError(code="REST_DELIVERY_PROTOCOL_UNKNOWN",
-                         message=f"profile {profile.ref} declares no receipt poll")
     values: dict[str, str | int] = {"http_status": response.status}
     if response.status in poll.expired_statuses:
         outcome = "receipt_expired"
@@ -161,19 +158,19 @@ def verify(ctx: RunContext, operation: ChildOperation,
     accepted = receipt.get("accepted_rows")
     declared = ctx.plan.profile.snapshot.verification.rejected_rows is not None
     rejected = receipt.get("rejected_rows") if declared else 0
-    counted = isinstance(accepted, int) and isinstance(rejected, int)
     prefix = operation.state_name
     with ctx.lease(operation.operation_id, "observation") as lease:
-        if counted and accepted == expected and rejected == 0:
+        if not isinstance(accepted, int) or not isinstance(rejected, int):
+            accepted = rejected = None  # missing or mistyped: not provable
+        if accepted == expected and rejected == 0:
             return ctx.step(operation, lease, f"{prefix}_verified_full", "verification",
                             "FULL_EFFECT_VERIFIED", ["verification_recorded", "all_rows_accounted"])
-        if counted and declared and accepted == 0 and acknowledged != "succeeded" and expected > 0:
+        if declared and accepted == 0 and acknowledged != "succeeded" and expected > 0:
             operation = ctx.step(operation, lease, f"{prefix}_no_effect", "verification",
                                  "NO_EFFECT_VERIFIED", ["verification_recorded", "absence_proven"],
                                  error_code="receiver.terminal_failure")
             return ctx.blocked(operation, "receiver.terminal_failure")
-        if isinstance(accepted, int) and isinstance(rejected, int) \
-                and accepted + rejected == expected:
+        if accepted is not None and rejected is not None and accepted + rejected == expected:
             digest = ctx.publish_evidence(operation, "result", {
                 "operation_id": operation.operation_id, "acknowledgement": acknowledged,
                 "expected_rows": expected, "accepted_rows": accepted, "rejected_rows": rejected})

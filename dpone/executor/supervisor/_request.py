@@ -44,13 +44,18 @@ def _multipart_body(plan: RestDeliveryPlan, child: SealedChild,
     def chunks() -> Iterable[bytes]:
         return artifacts.open_stream(key)
 
-    envelope = MultipartEnvelope(
-        payload_name=rendered.payload_part_name, filename=rendered.filename,
-        content_type=part.content_type, scalar_parts=rendered.scalar_parts,
-        payload_size=child.payload.size, payload_digest=child.payload.digest, payload=chunks)
-    if envelope.boundary != rendered.multipart_boundary or \
-            envelope.content_length != rendered.content_length:
-        raise _conflict("the multipart envelope does not reproduce the sealed boundary and length")
+    try:
+        # The boundary was collision-checked against these bytes at seal time; streaming the
+        # body re-checks their size and digest, so the payload is not read an extra time here.
+        envelope = MultipartEnvelope(
+            payload_name=rendered.payload_part_name, filename=rendered.filename,
+            content_type=part.content_type, scalar_parts=rendered.scalar_parts,
+            payload_size=child.payload.size, payload_digest=child.payload.digest, payload=chunks,
+            sealed_boundary=rendered.multipart_boundary)
+    except ValueError as error:
+        raise _conflict(f"the sealed multipart request is not reproducible: {error}") from error
+    if envelope.content_length != rendered.content_length:
+        raise _conflict("the multipart envelope does not reproduce the sealed length")
 
     def body() -> Iterator[bytes]:
         return envelope.iter_body(chunks())

@@ -20,17 +20,15 @@ from pathlib import Path
 from typing import Any, Final
 
 import psycopg
+from _example_seal import seal_example
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
 from _support import EXAMPLES
 from dpone.artifacts import LocalArtifactStore
-from dpone.compiler import compile_workload
 from dpone.contracts.journal import ChildOperation, DeliveryJournalPort, ParentOperation
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import SealedTopology
-from dpone.executor.seal import seal_all
-from dpone.executor.source import freeze_source
 from dpone.executor.supervisor import DeliveryResult, deliver, parent_admission
 from dpone.executor.transport import (
     HttpTransport,
@@ -110,13 +108,9 @@ class Sealed:
 def seal(family: str, root: Path, interval: tuple[dt.date, dt.date], *,
          registry: Path = EXAMPLES) -> Sealed:
     """One example workload frozen and sealed into the store at ``root``."""
-    compiled = compile_workload(registry / "workloads" / f"{WORKLOADS[family]}.yaml", registry)
-    store = LocalArtifactStore(root)
-    parent = freeze_source(compiled.plan, registry_root=registry, interval_start=interval[0],
-                           interval_end=interval[1], artifacts=store)
-    topology = seal_all(compiled.plan, compiled.digest, parent, store.root / parent.artifact.key,
-                        store)
-    return Sealed(fast_polling(compiled.plan), topology, store)
+    sealed = seal_example(registry / "workloads" / f"{WORKLOADS[family]}.yaml", registry, root,
+                          interval)
+    return Sealed(fast_polling(sealed.plan), sealed.topology, sealed.store)
 
 
 def http_transport(plan: RestDeliveryPlan, authority: str) -> HttpTransport:

@@ -11,15 +11,14 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.json as pa_json
+from _example_seal import seal_example as seal_workload
 
 from _support import EXAMPLES
 from dpone.artifacts import LocalArtifactStore
-from dpone.compiler import compile_workload
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import PayloadDocument, SealedChild, SealedTopology
 from dpone.contracts.source_parent import SourceParent
-from dpone.executor.seal import seal_all
-from dpone.executor.source import freeze_source, open_parent
+from dpone.executor.source import open_parent
 
 EXAMPLE_NAMES = ("measurements_async", "measurements_sync")
 INTERVAL = (dt.date(2026, 8, 1), dt.date(2026, 9, 1))
@@ -45,13 +44,8 @@ class Sealed:
 
 
 def seal_example(name: str, root: Path) -> Sealed:
-    compiled = compile_workload(EXAMPLES / "workloads" / f"{name}.yaml", EXAMPLES)
-    store = LocalArtifactStore(root)
-    parent = freeze_source(compiled.plan, registry_root=EXAMPLES, interval_start=INTERVAL[0],
-                           interval_end=INTERVAL[1], artifacts=store)
-    topology = seal_all(compiled.plan, compiled.digest, parent, store.root / parent.artifact.key,
-                        store)
-    return Sealed(compiled.plan, compiled.digest, parent, topology, store)
+    sealed = seal_workload(EXAMPLES / "workloads" / f"{name}.yaml", EXAMPLES, root, INTERVAL)
+    return Sealed(sealed.plan, sealed.plan_digest, sealed.parent, sealed.topology, sealed.store)
 
 
 def read_payload(decoded: bytes, payload_format: str, schema: pa.Schema) -> pa.Table:

@@ -8,14 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from _example_seal import seal_example
+
 from _support import EXAMPLES
 from dpone.artifacts import LocalArtifactStore
-from dpone.compiler import compile_workload
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import SealedTopology
-from dpone.executor.seal import seal_all
-from dpone.executor.source import freeze_source
-from dpone.executor.supervisor import DeliveryBlocked, DeliveryCompleted, deliver_sync
+from dpone.executor.supervisor import DeliveryResult, deliver_sync
 from dpone.executor.transport import HttpTransport
 from dpone.journal.sqlite import SqliteJournal
 from dpone.receiver import ReceiverThread
@@ -42,13 +41,9 @@ class SealedSync:
 
 
 def seal_sync_example(root: Path) -> SealedSync:
-    compiled = compile_workload(EXAMPLES / "workloads" / "measurements_sync.yaml", EXAMPLES)
-    store = LocalArtifactStore(root)
-    parent = freeze_source(compiled.plan, registry_root=EXAMPLES, interval_start=INTERVAL[0],
-                           interval_end=INTERVAL[1], artifacts=store)
-    topology = seal_all(compiled.plan, compiled.digest, parent, store.root / parent.artifact.key,
-                        store)
-    return SealedSync(compiled.plan, topology, store)
+    sealed = seal_example(EXAMPLES / "workloads" / "measurements_sync.yaml", EXAMPLES, root,
+                          INTERVAL)
+    return SealedSync(sealed.plan, sealed.topology, sealed.store)
 
 
 @dataclass(frozen=True)
@@ -58,7 +53,7 @@ class Delivery:
     transport: HttpTransport
     receiver: ReceiverThread
 
-    def run(self) -> DeliveryCompleted | DeliveryBlocked:
+    def run(self) -> DeliveryResult:
         return deliver_sync(self.sealed.plan, self.sealed.topology, self.journal,
                             self.sealed.store, self.transport, holder="supervisor-test",
                             sleep=lambda _seconds: None)

@@ -190,3 +190,31 @@ def test_request_semantics_feed_the_rendered_request_identity() -> None:
     assert rendered != rendered_request_semantics_digest(
         method="POST", normalized_rendered_path_and_query="/mock/v1/dataset-jobs",
         all_non_secret_semantic_headers={}, **envelope(payload, filename="b.csv.gz").request_semantics())
+
+
+def _never_read() -> Iterable[bytes]:
+    raise AssertionError("the payload must not be read to rebuild a sealed envelope")
+
+
+def test_a_sealed_boundary_rebuilds_the_same_body_without_reading_the_payload() -> None:
+    payload = bytes(range(256)) * 40
+    sealed = envelope(payload)
+    rebuilt = envelope(payload, source=_never_read, sealed_boundary=sealed.boundary)
+    assert rebuilt.boundary == sealed.boundary
+    assert rebuilt.content_length == sealed.content_length
+    assert rebuilt.body(payload) == sealed.body(payload)
+    with pytest.raises(PayloadIntegrityError):
+        rebuilt.body(payload[:-1] + b"\x00")
+
+
+@pytest.mark.parametrize("boundary", ["dpone-XYZ", "other-" + "0" * 32, "dpone-" + "0" * 31])
+def test_a_sealed_boundary_must_have_dpones_form(boundary: str) -> None:
+    with pytest.raises(ValueError, match="sealed multipart boundary"):
+        envelope(b"x", source=_never_read, sealed_boundary=boundary)
+
+
+def test_a_sealed_boundary_that_occurs_in_a_scalar_part_is_refused() -> None:
+    boundary = BOUNDARY_PREFIX + "a" * 32
+    with pytest.raises(ValueError, match="occurs in a rendered part"):
+        envelope(b"x", scalars=[("note", f"see {boundary}")], source=_never_read,
+                 sealed_boundary=boundary)
