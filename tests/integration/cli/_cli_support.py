@@ -34,8 +34,16 @@ class Run:
 
 @dataclass(frozen=True)
 class Dpone:
+    """``dpone`` with its state under ``state``; ``journal`` is a PostgreSQL URL or, by default,
+    a SQLite file in ``state``."""
+
     registry: Path
     state: Path
+    journal: str | None = None
+
+    @property
+    def journal_url(self) -> str:
+        return self.journal or str(self.state / "journal.sqlite3")
 
     def __call__(self, *args: str) -> Run:
         result = CliRunner().invoke(cli, list(args))
@@ -44,19 +52,19 @@ class Dpone:
     def deliver(self, workload: str, interval: tuple[str, str] = FULL, *extra: str) -> Run:
         return self("deliver", str(self.registry / "workloads" / f"{workload}.yaml"),
                     "--registry", str(self.registry), "--interval-start", interval[0],
-                    "--interval-end", interval[1], "--journal", str(self.state / "journal.sqlite3"),
+                    "--interval-end", interval[1], "--journal", self.journal_url,
                     "--artifacts", str(self.state / "artifacts"), "--plans", str(self.state),
                     *extra)
 
     def resume(self, operation_id: str, *extra: str) -> Run:
         return self("delivery", "resume", "--operation-id", operation_id,
-                    "--journal", str(self.state / "journal.sqlite3"),
+                    "--journal", self.journal_url,
                     "--artifacts", str(self.state / "artifacts"), "--plans", str(self.state),
                     *extra)
 
     def inspect(self, operation_id: str, *extra: str) -> Run:
         return self("delivery", "inspect", "--operation-id", operation_id,
-                    "--journal", str(self.state / "journal.sqlite3"), "--plans", str(self.state),
+                    "--journal", self.journal_url, "--plans", str(self.state),
                     *extra)
 
 

@@ -208,3 +208,16 @@ def test_an_unresolved_effect_stops_the_next_delivery_in_its_domain(
     assert error["code"] == "REST_DELIVERY_OVERLAPPING_EFFECT_IN_FLIGHT"
     assert unknown in error["message"]
     assert _posts(receiver) == 1
+
+
+def test_sync_delivery_completes_on_either_journal(
+        registry: Path, tmp_path: Path, receiver: ReceiverThread, journal_url: str) -> None:
+    dpone = Dpone(registry, tmp_path / "state", journal=journal_url)
+
+    run = dpone.deliver("measurements_sync")
+    again = dpone.deliver("measurements_sync")
+
+    assert run.code == 0, run.err
+    assert again.code == 0, again.err
+    assert _posts(receiver) == 3
+    assert dpone.inspect(run.out.split("parent ")[1].split()[0]).code == 0
