@@ -15,7 +15,7 @@ import click
 
 from dpone.cli._inputs import close_quietly, open_journal
 from dpone.cli._output import emit_json
-from dpone.cli._report import render_table
+from dpone.cli._report import empty_note, render_table
 from dpone.contracts import ERROR_CATALOG
 from dpone.contracts.journal import ChildOperation, DeliveryJournalPort
 from dpone.contracts.plan import RestDeliveryPlan
@@ -137,6 +137,7 @@ def result_text(document: dict[str, Any], result: DeliveryResult, rerun: str) ->
             f"{document['rows_total']} rows in {document['children_total']} child(ren); "
             f"frontier {result.checkpoint_frontier}/{document['children_total']}")
     lines.append(head)
+    lines += [note for note in (empty_note(document["children"]),) if note]
     lines.append(f"  parent {result.parent_id}")
     if isinstance(result, DeliveryBlocked):
         blocked = document["blocked"]

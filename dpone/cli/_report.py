@@ -33,6 +33,7 @@ def child_row(child: ChildOperation, rows: int | None = None,
         "receipt": {key: receipt[key] for key in RECEIPT_FIELDS
                     if isinstance(receipt.get(key), str | int)},
         "last_error_code": child.last_error_code,
+        "empty_input": child.empty_input,
         "next_check_after": child.next_check_after.isoformat() if child.next_check_after else None,
         "delivery_key": child.delivery_key,
         "payload_key": child.payload_key,
@@ -69,6 +70,25 @@ def _receipt_text(receipt: dict[str, Any]) -> str:
     return shown.strip()
 
 
+_EMPTY_STATES = {"skipped": "skipped (empty)", "verified": "{} (empty)"}
+_EMPTY_NOTES = {"skipped": "skipped, nothing sent (no checkpoint of its own; the frontier "
+                           "passes over it)",
+                "verified": "verified 0 of 0 rows and promoted, nothing sent"}
+
+
+def _state_text(child: dict[str, Any]) -> str:
+    return _EMPTY_STATES.get(child.get("empty_input") or "", "{}").format(child["state_name"])
+
+
+def empty_note(children: list[dict[str, Any]]) -> str | None:
+    """One summary line for the children finalized without a request because they hold no
+    rows, or None when there are none."""
+    counts = {kind: sum(child.get("empty_input") == kind for child in children)
+              for kind in _EMPTY_NOTES}
+    parts = [f"{n} {_EMPTY_NOTES[kind]}" for kind, n in counts.items() if n]
+    return f"  empty child(ren): {'; '.join(parts)}" if parts else None
+
+
 def render_table(children: list[dict[str, Any]]) -> str:
     """One line per child; the rows and bytes columns only when the sealed sizes are known."""
     sized = any(child["rows"] is not None for child in children)
@@ -80,7 +100,7 @@ def render_table(children: list[dict[str, Any]]) -> str:
                  "scope": f"[{child['scope']['from']}, {child['scope']['to']})",
                  "rows": "" if child["rows"] is None else str(child["rows"]),
                  "bytes": "" if child["wire_bytes"] is None else str(child["wire_bytes"]),
-                 "state": child["state_name"], "effect": axes["remote_effect"],
+                 "state": _state_text(child), "effect": axes["remote_effect"],
                  "ack": axes["acknowledgement_state"], "verified": axes["verification_state"],
                  "checkpoint": axes["checkpoint_state"], "attempts": str(child["attempt_ordinal"]),
                  "receipt": _receipt_text(child["receipt"])}

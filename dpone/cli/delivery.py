@@ -85,7 +85,7 @@ def _document(journal: DeliveryJournalView, parent: ParentOperation, only: str |
         row.update(_receipt_clock(child, attempts, now, ttl))
         rows.append(row)
     pending = [child for child in sorted(parent.children, key=lambda c: c.ordinal)
-               if child.axes.checkpoint_state != "PROMOTED"]
+               if child.axes.checkpoint_state != "PROMOTED" and child.empty_input != "skipped"]
     document: dict[str, Any] = {
         "schema": "dpone.delivery_inspection.v1",
         "parent_id": parent.parent_id, "logical_route_id": parent.logical_route_id,

@@ -70,6 +70,8 @@ def _apply_text(child: ChildOperation, step: str, stopper: int | None) -> str:
         due = f" once due ({child.next_check_after.isoformat()})" if child.next_check_after else ""
         return (f"submit attempt {child.attempt_ordinal + 1} of the sealed request{due}; "
                 "same delivery key")
+    if step == "finalize_empty_input":
+        return "finalize without a request: the child holds no rows (the profile's empty_input)"
     if step == "poll_receipt":
         shown = f"receipt {receipt['id']}" if "id" in receipt else "the receipt"
         return f"poll {shown} read-only; nothing is resent"

@@ -118,7 +118,37 @@ class ChildOperation(StrictModel):
     observation_ordinal: NonNegative
     receipt: dict[str, Any] | None = None
     next_check_after: dt.datetime | None = None
+    row_count: NonNegative
     last_error_code: str | None = None
+    """The sealed rows of the child (0: an empty window of the frozen parent)."""
+
+    @property
+    def empty_input(self) -> EmptyInputOutcome | None:
+        """How a child without rows was finalized without a request, else None."""
+        return empty_input_outcome(self.state_name, self.row_count, self.attempt_ordinal,
+                                   self.last_error_code, self.axes.remote_effect)
+
+
+EmptyInputOutcome = Literal["skipped", "verified"]
+"""``skipped`` (``empty_input: skip``: no checkpoint of its own, the frontier passes over it) or
+``verified`` (``empty_input: promote``: 0 of 0 rows verified, promoted with the frontier)."""
+
+
+def empty_input_outcome(state_name: str, row_count: int, attempt_ordinal: int,
+                        last_error_code: str | None,
+                        remote_effect: str) -> EmptyInputOutcome | None:
+    """How a child that holds no rows was finalized without any attempt, else None.
+
+    Only a child without rows and without any attempt qualifies; a refused child (an error
+    code) or one that ever entered SUBMITTING is never an empty-input outcome.
+    """
+    if row_count or attempt_ordinal or last_error_code is not None:
+        return None
+    if state_name == "final_not_started":
+        return "skipped"
+    if state_name.startswith("final_") and remote_effect == RemoteEffect.FULLY_APPLIED:
+        return "verified"
+    return None
 
 
 class ParentOperation(StrictModel):

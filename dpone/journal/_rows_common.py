@@ -81,6 +81,7 @@ def child_model(codec: RowCodec, row: Mapping[str, Any]) -> ChildOperation:
         journal_epoch=int(row["journal_epoch"]),
         attempt_ordinal=int(row["attempt_ordinal"]),
         observation_ordinal=int(row["observation_ordinal"]),
+        row_count=int(row["row_count"]),
         receipt=codec.optional_document(row["receipt"]),
         next_check_after=codec.optional_moment(row["next_check_after"]),
     )

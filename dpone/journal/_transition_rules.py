@@ -5,7 +5,8 @@ in the same transaction it appends the bounded observation, records the attempt 
 releases capacity in RETRY_WAIT and terminal tuples, and raises the domain's interval
 watermark for a fully applied replacement (``_fence.merge_watermark``) while the effect domain
 is held (taken before the CAS, so every path holds the domain before the child).
-``promote`` extends the contiguous frontier only.
+``promote`` extends the contiguous frontier only; a child skipped as empty input (no rows, no
+attempt, no error) holds nothing to promote and the frontier passes over it.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from dpone.contracts._errors import DponeError
-from dpone.contracts.journal import ChildOperation, Lease, TransitionRequest
-from dpone.contracts.state import Evidence, StateContract, TriggerKind
+from dpone.contracts.journal import ChildOperation, Lease, TransitionRequest, empty_input_outcome
+from dpone.contracts.state import Evidence, StateContract, Transition, TriggerKind
 from dpone.journal._core import (
     MAX_OBSERVATIONS_PER_OPERATION,
     check_lease_identity,
@@ -24,11 +25,12 @@ from dpone.journal._core import (
     releases_capacity,
     trigger_kind,
 )
-from dpone.journal._fence import Interval, merge_watermark
+from dpone.journal._fence import Candidate, Interval, merge_watermark, submit_refusal
 from dpone.journal._rows_common import child_model, generation_key, interval
 from dpone.journal._steps import (
     apply_decision,
     environment,
+    fence_inputs,
     live_lease,
     require_child,
     require_parent,
@@ -37,6 +39,8 @@ from dpone.journal._unit import UnitOfWork
 
 _PROMOTION = Evidence(kind=TriggerKind.CHECKPOINT, name="CONTIGUOUS_FRONTIER_REACHED",
                       facts=frozenset({"contiguous_frontier"}))
+_WITHOUT_ROWS = "sealed_without_rows"
+"""The guard fact of finalizing an empty child without a request: the journal proves it."""
 
 
 def check_submit_holder(tx: UnitOfWork, row: dict[str, Any],
@@ -71,6 +75,31 @@ def _raise_watermark(tx: UnitOfWork, row: dict[str, Any]) -> None:
                operation_id=origin[piece.generation])
 
 
+def _check_empty_input(tx: UnitOfWork, row: dict[str, Any], listed: Transition) -> None:
+    """An empty child finalized without a request: the journal checks what the caller asserts.
+
+    The child holds no rows and never entered SUBMITTING; one that claims a full effect
+    (``empty_input: promote``) passes the pre-submit overlap fence under the domain lock, so a
+    stale generation is never recorded as applied.
+    """
+    if int(row["row_count"]) != 0 or int(row["attempt_ordinal"]) != 0:
+        raise DponeError(code="journal.illegal_transition", operation_id=row["operation_id"],
+                         message=f"{listed.id}: the child holds {row['row_count']} sealed row(s) "
+                         f"and {row['attempt_ordinal']} attempt(s); only a child without rows "
+                         "is finalized without a request")
+    if listed.target == "final_not_started":
+        return
+    tx.lock_domains([row["effect_conflict_domain"]])
+    bounds = tx.codec.scope(row)
+    rows, marks = fence_inputs(tx, row["effect_conflict_domain"], bounds.lo, bounds.hi)
+    refusal = submit_refusal(Candidate(
+        parent_id=row["parent_id"], delivery_key=row["delivery_key"],
+        mutation_kind=row["mutation_kind"], generation=generation_key(tx.codec, row),
+        scope=bounds, operation_id=row["operation_id"]), rows, marks)
+    if refusal is not None:
+        raise refusal
+
+
 def _prior_reconciliation(tx: UnitOfWork, operation_id: str) -> tuple[set[str], set[str]]:
     ids: set[str] = set()
     digests: set[str] = set()
@@ -96,6 +125,8 @@ def transition(tx: UnitOfWork, contract: StateContract, request: TransitionReque
             and tx.lock_domains([row["effect_conflict_domain"]])):
         row = require_child(tx, request.operation_id)
     check_submit_holder(tx, row, lease)
+    if listed is not None and _WITHOUT_ROWS in listed.requires:
+        _check_empty_input(tx, row, listed)
     prior_ids, prior_digests = (_prior_reconciliation(tx, request.operation_id)
                                 if listed is not None and listed.reconciliation is not None
                                 else (set(), set()))
@@ -135,6 +166,13 @@ PROMOTION_BATCH = 64
 """Children read per step of a promotion: only those after the frontier, in ordinal order."""
 
 
+def _skipped_empty(child: dict[str, Any]) -> bool:
+    """Skipped as empty input: nothing to promote, so the frontier passes over it."""
+    return empty_input_outcome(str(child["state_name"]), int(child["row_count"]),
+                               int(child["attempt_ordinal"]), child["last_error_code"],
+                               str(child["remote_effect"])) == "skipped"
+
+
 def _promote_run(tx: UnitOfWork, contract: StateContract, children: list[dict[str, Any]],
                  frontier: int, lease: Lease, lease_epoch: int, epoch: int) -> int:
     """Promote the checkpoint-ready prefix of ``children``; returns the new frontier."""
@@ -142,7 +180,7 @@ def _promote_run(tx: UnitOfWork, contract: StateContract, children: list[dict[st
         ordinal = int(child["ordinal"])
         if ordinal != frontier + 1:
             break
-        if child["checkpoint_state"] != "PROMOTED":
+        if child["checkpoint_state"] != "PROMOTED" and not _skipped_empty(child):
             transition_id = promote_transition(contract, str(child["state_name"]))
             if transition_id is None:
                 break

@@ -43,7 +43,7 @@ def replay_prefix(operation: ChildOperation) -> str:
 
 def allowed_actions(child: ChildOperation) -> tuple[str, ...]:
     """The machine-readable next actions for ``child`` as the journal holds it."""
-    if child.axes.checkpoint_state == "PROMOTED":
+    if child.axes.checkpoint_state == "PROMOTED" or child.empty_input == "skipped":
         return ()
     if child.axes.checkpoint_state == "ELIGIBLE":
         return ("promote_checkpoint",)
@@ -62,11 +62,14 @@ def resume_step(child: ChildOperation) -> str:
     """What driving ``child`` does next, checked in the supervisor loop's own order.
 
     ``take_over_unknown``: an in-flight child whose mutation lease has expired is recorded as an
-    UNKNOWN effect under an observation lease and never resent; ``stop``: the child is blocked
-    and the run stops with its code, sending nothing.
+    UNKNOWN effect under an observation lease and never resent; ``finalize_empty_input``: a
+    sealed child without rows is finalized without a request by the profile's empty-input
+    policy; ``stop``: the child is blocked and the run stops with its code, sending nothing.
     """
     if child.state_name in IN_FLIGHT_STATES:
         return "take_over_unknown"
+    if child.state_name == "sealed" and child.row_count == 0:
+        return "finalize_empty_input"
     if child.state_name in SUBMITTABLE_STATES:
         return "submit"
     if child.state_name in OBSERVING_STATES:
@@ -75,6 +78,6 @@ def resume_step(child: ChildOperation) -> str:
         return "verify_counters"
     if child.axes.checkpoint_state == "ELIGIBLE":
         return "promote_checkpoint"
-    if child.axes.checkpoint_state == "PROMOTED":
+    if child.axes.checkpoint_state == "PROMOTED" or child.empty_input == "skipped":
         return "none"
     return "stop"

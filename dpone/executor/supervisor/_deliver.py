@@ -3,6 +3,8 @@
 Both protocol families share one loop (:func:`drive`, also behind ``resume``); a child moves
 only through guarded journal transitions:
 
+* SEALED without rows: finalized without a request by the profile's empty-input policy
+  (``_empty_input``): skipped (the frontier passes over it) or verified 0 of 0 and promoted;
 * SEALED / RETRY_WAIT: submit (``_submit``) under the mutation lease;
 * ACCEPTED / WAITING (async): read-only ``poll_receipt`` (``_observe``); without ``wait`` the
   run returns :class:`DeliveryPending` once the receipt is durable and not yet due;
@@ -37,6 +39,7 @@ from dpone.executor.supervisor._actions import (
 )
 from dpone.executor.supervisor._admission import parent_admission
 from dpone.executor.supervisor._context import RunContext, StepObserver, scalars
+from dpone.executor.supervisor._empty_input import finalize_empty
 from dpone.executor.supervisor._observe import observe, verify
 from dpone.executor.supervisor._results import (
     ChildReceipt,
@@ -120,6 +123,11 @@ def check_profile(plan: RestDeliveryPlan) -> None:
 def _child(ctx: RunContext, operation: ChildOperation, sealed: SealedChild, *,
            wait: bool) -> ChildOperation | DeliveryBlocked:
     """Drive one child as far as it goes now; a returned operation is done or still observing."""
+    if operation.state_name == "sealed" and sealed.descriptor.row_count == 0:
+        finalized = finalize_empty(ctx, operation)  # an empty child sends nothing
+        if isinstance(finalized, DeliveryBlocked):
+            return finalized
+        operation = finalized
     if operation.state_name in IN_FLIGHT_STATES:
         return _take_over(ctx, operation)
     if operation.state_name in SUBMITTABLE_STATES:
@@ -134,7 +142,8 @@ def _child(ctx: RunContext, operation: ChildOperation, sealed: SealedChild, *,
         operation = observed
     if operation.state_name in VERIFYING_STATES:
         return verify(ctx, operation, sealed)
-    if operation.axes.checkpoint_state in ("ELIGIBLE", "PROMOTED"):
+    if operation.axes.checkpoint_state in ("ELIGIBLE", "PROMOTED") or (
+            operation.empty_input == "skipped"):
         return operation
     return ctx.blocked(operation, operation.last_error_code or "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN")
 

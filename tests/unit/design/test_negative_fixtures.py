@@ -76,10 +76,10 @@ CASES = (
          "  - code: REST_DELIVERY_REMOTE_EFFECT_UNKNOWN", code="contract.schema_invalid"),
     Case("extra_unknown_key",
          (("    refusal_codes: [REST_DELIVERY_OVERLAPPING_EFFECT_IN_FLIGHT, "
-           "REST_DELIVERY_JOURNAL_EPOCH_BLOCKED]\n\n  # --- submit outcomes ---",
+           "REST_DELIVERY_JOURNAL_EPOCH_BLOCKED]\n\n  # --- empty input",
            "    refusal_codes: [REST_DELIVERY_OVERLAPPING_EFFECT_IN_FLIGHT, "
            "REST_DELIVERY_JOURNAL_EPOCH_BLOCKED]\n    retry_forever: true\n\n"
-           "  # --- submit outcomes ---"),),
+           "  # --- empty input"),),
          "schema", "unknown field 'retry_forever'", "retry_forever: true",
          code="contract.schema_invalid"),
     Case("missing_stable_error_code",

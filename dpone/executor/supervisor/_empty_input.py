@@ -1,0 +1,43 @@
+"""A sealed child without rows sends nothing: no MAY_ATTEMPT marker, no attempt, no request.
+
+The planner keeps date windows without rows as children so the coverage proof stays
+contiguous; the profile's ``result_policy.empty_input`` decides how such a child is finalized,
+under the mutation lease and a revision CAS like any other step:
+
+* ``skip``: ``sealed_empty_input_skipped`` finalizes it not started (effect NONE_PROVEN) without
+  a checkpoint of its own; it holds nothing to promote, so the contiguous frontier passes over it;
+* ``promote``: ``sealed_empty_input_verified`` records 0 of 0 rows verified against the complete
+  frozen parent (the checkpoint becomes eligible and is promoted with the frontier). The journal
+  rechecks the overlap fence first: a stale generation is refused for good, as a submit would be.
+"""
+
+from __future__ import annotations
+
+from dpone.contracts import DponeError
+from dpone.contracts.journal import ChildOperation
+from dpone.executor.supervisor._context import RunContext
+from dpone.executor.supervisor._results import DeliveryBlocked
+from dpone.executor.supervisor._submit import PERMANENT_FENCE_REFUSALS
+
+
+def finalize_empty(ctx: RunContext, operation: ChildOperation) -> ChildOperation | DeliveryBlocked:
+    """Finalize the sealed child ``operation`` (no rows) without a request, by the profile's
+    empty-input policy."""
+    policy = ctx.plan.profile.snapshot.result_policy.empty_input
+    # The parent artifact is the complete frozen read of the boundary (verified at freeze).
+    facts = ("no_request_sent", "sealed_without_rows", "frozen_read_complete",
+             f"empty_input_{policy}_policy")
+    with ctx.lease(operation.operation_id, "mutation") as lease:
+        if policy == "skip":
+            return ctx.step(operation, lease, "sealed_empty_input_skipped", "internal",
+                            "EMPTY_INPUT_SKIPPED", facts)
+        try:
+            return ctx.step(operation, lease, "sealed_empty_input_verified", "verification",
+                            "EMPTY_INPUT_VERIFIED", facts)
+        except DponeError as refusal:
+            if refusal.code not in PERMANENT_FENCE_REFUSALS:
+                raise
+            refused = ctx.step(operation, lease, "sealed_pre_submit_fence_refused", "admission",
+                               "PRE_SUBMIT_FENCE_REFUSED", ["no_request_sent"],
+                               error_code=refusal.code)
+            return ctx.blocked(refused, refusal.code)
