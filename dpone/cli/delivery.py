@@ -27,6 +27,7 @@ from dpone.cli._inputs import (
 )
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
 from dpone.cli._report import child_rows, render_table
+from dpone.cli.delivery_list import list_command
 from dpone.cli.resume import resume_command
 from dpone.contracts import DponeError
 from dpone.contracts.journal import ChildOperation, DeliveryJournalView, ParentOperation
@@ -157,7 +158,7 @@ def _text(document: dict[str, Any]) -> str:
 
 @click.group()
 def delivery() -> None:
-    """Inspect (read-only) and resume deliveries recorded in the journal."""
+    """List and inspect (read-only) and resume deliveries recorded in the journal."""
 
 
 @delivery.command()
@@ -185,3 +186,4 @@ def inspect(operation_id: str, environment_id: str, journal_url: str, plans: Pat
 
 
 delivery.add_command(resume_command)
+delivery.add_command(list_command)
