@@ -198,7 +198,8 @@ def translate(error: sqlite3.Error, path: Path | None = None) -> DponeError:
         return corrupt(path, f"{path} is not a SQLite database ({text}); it cannot be "
                        "a delivery journal", detail)
     if _primary_code(error) in CORRUPT_CODES and path is not None:
-        return corrupt(path, f"the SQLite journal {path} is damaged: {driver}",
+        return corrupt(path, f"the SQLite journal {path} is damaged: {text} "
+                       f"(sqlite3.{type(error).__name__})",
                        detail)
     if is_busy(error):
         return DponeError(code="journal.unavailable", details=detail,
