@@ -27,10 +27,12 @@ from dpone.cli._inputs import (
 )
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
 from dpone.cli._report import child_rows, render_table
+from dpone.cli.delivery_list import list_command
 from dpone.cli.resume import resume_command
 from dpone.contracts import DponeError
 from dpone.contracts.journal import ChildOperation, DeliveryJournalView, ParentOperation
 from dpone.contracts.plan import RestDeliveryPlan
+from dpone.executor.seal import payload_filename
 from dpone.executor.supervisor import allowed_actions
 
 MAX_SHOWN_OBSERVATIONS = 8
@@ -69,6 +71,9 @@ def _document(journal: DeliveryJournalView, parent: ParentOperation, only: str |
         if only is not None and row["operation_id"] != only:
             continue
         child = by_id[row["operation_id"]]
+        row["receiver_mutation_key"] = child.receiver_mutation_key
+        if plan is not None:
+            row["payload_filename"] = payload_filename(plan, child.receiver_mutation_key)
         row["allowed_actions"] = list(allowed_actions(child))
         attempts = journal.list_attempts(child.operation_id)
         row["attempts"] = [{"attempt_ordinal": a["attempt_ordinal"], "marker_key": a["marker_key"],
@@ -107,6 +112,19 @@ def _document(journal: DeliveryJournalView, parent: ParentOperation, only: str |
     return document
 
 
+def _keys_text(children: list[dict[str, Any]]) -> list[str]:
+    """Each child's keys as the receiver sees them: what an operator searches its console for."""
+    lines = ["keys (as the receiver sees them):"]
+    for child in children:
+        lines += [f"  child {child['ordinal']}  delivery_key           {child['delivery_key']}",
+                  f"  {' ' * len(str(child['ordinal']))}        receiver_mutation_key  "
+                  f"{child['receiver_mutation_key']}"]
+        if child.get("payload_filename"):
+            lines.append(f"  {' ' * len(str(child['ordinal']))}        payload_filename       "
+                         f"{child['payload_filename']}")
+    return [*lines, ""]
+
+
 def _text(document: dict[str, Any]) -> str:
     lines = [f"delivery {document['parent_id']}",
              f"  route {document['logical_route_id']}  {document['mutation_kind']}  boundary "
@@ -117,6 +135,7 @@ def _text(document: dict[str, Any]) -> str:
     if "profile" in document:
         lines.append(f"  profile {document['profile']} -> {document['authority']}")
     lines += ["", render_table(document["children"]), ""]
+    lines += _keys_text(document["children"])
     for child in document["children"]:
         if child["last_error_code"] or child["allowed_actions"]:
             detail = [f"  child {child['ordinal']} {child['operation_id']}"]
@@ -139,7 +158,7 @@ def _text(document: dict[str, Any]) -> str:
 
 @click.group()
 def delivery() -> None:
-    """Inspect (read-only) and resume deliveries recorded in the journal."""
+    """List and inspect (read-only) and resume deliveries recorded in the journal."""
 
 
 @delivery.command()
@@ -167,3 +186,4 @@ def inspect(operation_id: str, environment_id: str, journal_url: str, plans: Pat
 
 
 delivery.add_command(resume_command)
+delivery.add_command(list_command)

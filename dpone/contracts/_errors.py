@@ -159,6 +159,8 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
     _ce("source.unavailable", "Check that the source file or database is reachable.", exit_class=3),
     _ce("journal.unavailable", "Check the journal URL and that the database is reachable.",
         exit_class=3),
+    _ce("journal.corrupt", "Restore the journal file from a backup; never delete it: it holds "
+        "the delivery authority (what was admitted and sent).", exit_class=3),
     _ce("journal.revision_conflict", "Another worker moved the operation: reread it and retry "
         "the decision.", exit_class=3),
     _ce("journal.illegal_transition", "The state contract forbids this transition: inspect "

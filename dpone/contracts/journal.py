@@ -166,6 +166,32 @@ class ParentOperation(StrictModel):
     children: tuple[ChildOperation, ...]
 
 
+class ChildStanding(StrictModel):
+    """How many children of one delivery stand in one state (with one last error code)."""
+
+    state_name: str
+    axes: Axes
+    last_error_code: str | None = None
+    children: Annotated[int, Field(ge=1)]
+    first_ordinal: Annotated[int, Field(ge=1)]
+    """The lowest ordinal among them: where the supervisor meets this state first."""
+
+
+class DeliverySummary(StrictModel):
+    """One admitted delivery as a listing shows it: its children grouped by state."""
+
+    parent_id: str
+    logical_route_id: str
+    mutation_kind: Literal["partition_replace", "incremental_append"]
+    boundary_from: dt.date
+    boundary_to: dt.date
+    admitted_at: dt.datetime
+    checkpoint_frontier: NonNegative
+    children_total: NonNegative
+    standings: tuple[ChildStanding, ...]
+    """Ordered by ``first_ordinal``."""
+
+
 class AdmissionResult(StrictModel):
     parent: ParentOperation
     resumed: bool
@@ -220,6 +246,11 @@ class DeliveryJournalView(Protocol):
     def list_attempts(self, operation_id: str) -> Sequence[Mapping[str, Any]]: ...
 
     def list_observations(self, operation_id: str) -> Sequence[Mapping[str, Any]]: ...
+
+    def list_deliveries(self, limit: int) -> Sequence[DeliverySummary]:
+        """The newest ``limit`` deliveries of this journal's environment, newest admission
+        first, each with its children grouped by state (one read, never a migration)."""
+        ...
 
     def journal_epoch(self, environment_id: str) -> int: ...
 

@@ -19,6 +19,7 @@ from dpone.contracts.journal import (
     AdmissionResult,
     AttemptPlan,
     ChildOperation,
+    DeliverySummary,
     Lease,
     LeaseKindName,
     MutationGate,
@@ -29,7 +30,13 @@ from dpone.contracts.journal import (
 )
 from dpone.contracts.state import StateContract
 from dpone.journal import _admission_rules, _submit_rules, _transition_rules
-from dpone.journal._rows_common import attempt_view, child_model, observation_view, parent_model
+from dpone.journal._rows_common import (
+    attempt_view,
+    child_model,
+    delivery_summaries,
+    observation_view,
+    parent_model,
+)
 from dpone.journal._steps import audit, environment, live_lease, require_child
 from dpone.journal._unit import UnitOfWork
 
@@ -38,6 +45,7 @@ _T = TypeVar("_T")
 TransactionKind = Literal["read", "write", "critical"]
 LEASE_KINDS = frozenset({"mutation", "observation", "checkpoint", "operator"})
 MAX_LEASE_TTL_SECONDS = 86_400
+MAX_LISTED_DELIVERIES = 10_000
 
 
 class JournalBase(ABC):
@@ -90,6 +98,14 @@ class JournalBase(ABC):
         return self._run(lambda tx: [
             observation_view(tx.codec, row)
             for row in tx.all("list_observations", operation_id=operation_id)], "read")
+
+    def list_deliveries(self, limit: int) -> Sequence[DeliverySummary]:
+        if not 1 <= limit <= MAX_LISTED_DELIVERIES:
+            raise DponeError(code="input.invalid_argument",
+                             message=f"a delivery listing holds 1..{MAX_LISTED_DELIVERIES} "
+                             f"deliveries, not {limit}")
+        return self._run(lambda tx: delivery_summaries(
+            tx.codec, tx.all("list_deliveries", limit=limit)), "read")
 
     def _environment_row(self, environment_id: str) -> dict[str, Any] | None:
         self._scoped(environment_id)

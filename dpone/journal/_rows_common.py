@@ -11,7 +11,14 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dpone.contracts.journal import ChildOperation, Generation, ParentOperation, Tenancy
+from dpone.contracts.journal import (
+    ChildOperation,
+    ChildStanding,
+    DeliverySummary,
+    Generation,
+    ParentOperation,
+    Tenancy,
+)
 from dpone.journal._core import axes_of, state_tuple
 from dpone.journal._fence import FenceRow, GenerationKey, Interval, Scope
 
@@ -100,6 +107,30 @@ def parent_model(codec: RowCodec, row: Mapping[str, Any],
         checkpoint_frontier=int(row["checkpoint_frontier"]),
         children=tuple(child_model(codec, child) for child in children),
     )
+
+
+def delivery_summaries(codec: RowCodec,
+                       rows: Sequence[Mapping[str, Any]]) -> list[DeliverySummary]:
+    """``list_deliveries`` rows (one per parent and child state, parents in order) as summaries."""
+    standings: dict[str, list[ChildStanding]] = {}
+    parents: dict[str, Mapping[str, Any]] = {}
+    for row in rows:
+        parents.setdefault(row["parent_id"], row)
+        standings.setdefault(row["parent_id"], []).append(ChildStanding(
+            state_name=row["state_name"], axes=axes_of(state_tuple(row)),
+            last_error_code=row["last_error_code"], children=int(row["children"]),
+            first_ordinal=int(row["first_ordinal"])))
+    summaries = []
+    for parent_id, row in parents.items():
+        boundary = codec.boundary(row)
+        summaries.append(DeliverySummary(
+            parent_id=parent_id, logical_route_id=row["logical_route_id"],
+            mutation_kind=row["mutation_kind"], boundary_from=boundary.lo,
+            boundary_to=boundary.hi, admitted_at=codec.moment(row["admitted_at"]),
+            checkpoint_frontier=int(row["checkpoint_frontier"]),
+            children_total=int(row["child_count"]),
+            standings=tuple(sorted(standings[parent_id], key=lambda s: s.first_ordinal))))
+    return summaries
 
 
 def fence_row(codec: RowCodec, row: Mapping[str, Any]) -> FenceRow:

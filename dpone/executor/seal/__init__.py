@@ -6,6 +6,7 @@ described in ``_request``.
 """
 
 from dpone.executor.seal._payload import payload_extension, payload_key
+from dpone.executor.seal._request import payload_filename
 from dpone.executor.seal._seal import seal_all
 
-__all__ = ["payload_extension", "payload_key", "seal_all"]
+__all__ = ["payload_extension", "payload_filename", "payload_key", "seal_all"]

@@ -8,7 +8,14 @@ families: the synchronous batch and the asynchronous bulk job with receipt polli
 drives an admitted delivery from the journal, its plan and its sealed payload documents alone.
 """
 
-from dpone.executor.supervisor._actions import ACTIONS, allowed_actions, resume_step
+from dpone.executor.supervisor._actions import (
+    ACTIONS,
+    DELIVERY_STATUSES,
+    DeliveryStatus,
+    allowed_actions,
+    delivery_status,
+    resume_step,
+)
 from dpone.executor.supervisor._admission import parent_admission
 from dpone.executor.supervisor._deliver import check_profile, deliver, deliver_sync
 from dpone.executor.supervisor._request import outbound_request, poll_request
@@ -23,15 +30,18 @@ from dpone.executor.supervisor._resume import resume, sealed_children
 
 __all__ = [
     "ACTIONS",
+    "DELIVERY_STATUSES",
     "ChildReceipt",
     "DeliveryBlocked",
     "DeliveryCompleted",
     "DeliveryPending",
     "DeliveryResult",
+    "DeliveryStatus",
     "allowed_actions",
     "check_profile",
     "deliver",
     "deliver_sync",
+    "delivery_status",
     "outbound_request",
     "parent_admission",
     "poll_request",

@@ -3,10 +3,14 @@ the operator actions each blocking code allows. Never an automatic resend."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Final
+from collections.abc import Iterable, Mapping
+from typing import Final, Literal
 
-from dpone.contracts.journal import ChildOperation
+from dpone.contracts.journal import ChildOperation, ChildStanding
+
+DeliveryStatus = Literal["completed", "pending", "blocked", "in_progress"]
+DELIVERY_STATUSES: Final[tuple[DeliveryStatus, ...]] = ("completed", "pending", "blocked",
+                                                        "in_progress")
 
 SUBMITTABLE_STATES: Final = frozenset({"sealed", "retry_wait"})
 """Nothing may have reached the receiver: the next attempt is a submit."""
@@ -41,7 +45,7 @@ def replay_prefix(operation: ChildOperation) -> str:
     return "replay" if operation.state_name == REPLAY_STATE else "submitting"
 
 
-def allowed_actions(child: ChildOperation) -> tuple[str, ...]:
+def allowed_actions(child: ChildOperation | ChildStanding) -> tuple[str, ...]:
     """The machine-readable next actions for ``child`` as the journal holds it."""
     if child.axes.checkpoint_state == "PROMOTED" or child.empty_input == "skipped":
         return ()
@@ -58,7 +62,7 @@ def allowed_actions(child: ChildOperation) -> tuple[str, ...]:
     return ACTIONS.get(child.last_error_code or "", ("inspect_evidence",))
 
 
-def resume_step(child: ChildOperation) -> str:
+def resume_step(child: ChildOperation | ChildStanding) -> str:
     """What driving ``child`` does next, checked in the supervisor loop's own order.
 
     ``take_over_unknown``: an in-flight child whose mutation lease has expired is recorded as an
@@ -81,3 +85,21 @@ def resume_step(child: ChildOperation) -> str:
     if child.axes.checkpoint_state == "PROMOTED" or child.empty_input == "skipped":
         return "none"
     return "stop"
+
+
+def delivery_status(children: Iterable[ChildOperation | ChildStanding]) -> DeliveryStatus:
+    """Where a whole delivery stands, from what resuming would do with each of its children.
+
+    ``completed``: every child promoted. ``blocked``: a child stops the run with its code until
+    an operator acts. ``pending``: a durable receipt awaits the receiver's job (``poll_receipt``)
+    and no request may be on the wire. ``in_progress``: anything else a resume drives on its
+    own (a submit, a request on the wire, a verification, a promotion).
+    """
+    steps = {resume_step(child) for child in children}
+    if steps <= {"none"}:
+        return "completed"
+    if "stop" in steps:
+        return "blocked"
+    if "poll_receipt" in steps and "take_over_unknown" not in steps:
+        return "pending"
+    return "in_progress"

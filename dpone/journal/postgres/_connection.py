@@ -3,7 +3,8 @@
 Every journal call runs one function inside one transaction (``run_transaction``). A
 serialization failure or deadlock re-runs the whole transaction a bounded number of times;
 every other driver error is translated here, by SQLSTATE, into a catalog ``DponeError``
-raised ``from`` the original, so nothing above this module sees a psycopg exception.
+raised ``from`` the original, with the driver's message and where the journal is (its DSN shown
+without a password: ``display_dsn``), so nothing above this module sees a psycopg exception.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol, TypeVar
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import DictRow, dict_row
 from psycopg.types.json import Jsonb
 
@@ -43,6 +45,26 @@ _CONSTRAINT_CODES = {
 }
 _RETRYABLE_CONSTRAINTS = frozenset({"rest_delivery_parent_pkey", "rest_delivery_parent_plan_key",
                                     "rest_delivery_effect_domain_lock_pkey"})
+
+
+def display_dsn(dsn: str) -> str:
+    """Where a DSN points, for people: ``postgresql://user@host:port/dbname``, never a password
+    or connection options."""
+    try:
+        parts = conninfo_to_dict(dsn)
+    except psycopg.Error:
+        return "postgresql://(unparsable DSN)"
+    user = f"{parts['user']}@" if parts.get("user") else ""
+    port = f":{parts['port']}" if parts.get("port") else ""
+    return f"postgresql://{user}{parts.get('host') or ''}{port}/{parts.get('dbname') or ''}"
+
+
+def dsn_password(dsn: str) -> str | None:
+    try:
+        password = conninfo_to_dict(dsn).get("password")
+    except psycopg.Error:
+        return None
+    return str(password) if password else None
 
 
 class ConnectionSource(Protocol):
@@ -162,11 +184,24 @@ def durability_gate(tx: Tx) -> None:
                                   "streaming_sync_standbys": standbys.get("standbys")})
 
 
-def translate(error: psycopg.Error) -> DponeError:
-    """The catalog error for a driver error (by SQLSTATE and constraint name)."""
+def driver_text(error: psycopg.Error, secret: str | None = None) -> str:
+    """The driver's message on one line, with ``secret`` (the DSN's password) masked."""
+    text = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
+    if secret:
+        text = text.replace(secret, "***")
+    return text or "no message"
+
+
+def translate(error: psycopg.Error, where: str | None = None,
+              secret: str | None = None) -> DponeError:
+    """The catalog error for a driver error (by SQLSTATE and constraint name), with the driver's
+    message and, when known, where the journal is (``where``: a password-free display)."""
     state = error.sqlstate or ""
     constraint = getattr(error.diag, "constraint_name", None)
-    detail = {"sqlstate": state or None, "constraint": constraint}
+    text = driver_text(error, secret)
+    at = f" at {where}" if where else ""
+    detail = {"sqlstate": state or None, "constraint": constraint, "message": text,
+              **({"journal": where} if where else {})}
     if state.startswith("23"):
         code = _CONSTRAINT_CODES.get(constraint or "", "journal.illegal_transition")
         return DponeError(code=code, message=f"the journal refused the write ({constraint})",
@@ -177,9 +212,10 @@ def translate(error: psycopg.Error) -> DponeError:
                           details=detail)
     if state == "42P01":
         return DponeError(code="journal.unavailable", details=detail,
-                          message="the journal schema is missing: apply the migrations")
+                          message=f"the journal schema is missing{at}: apply the migrations "
+                          f"({text})")
     return DponeError(code="journal.unavailable", details=detail,
-                      message=f"the journal database is unavailable ({type(error).__name__})")
+                      message=f"{text} (psycopg.{type(error).__name__}){at}")
 
 
 def _retryable(error: psycopg.Error) -> bool:
@@ -190,8 +226,13 @@ def _retryable(error: psycopg.Error) -> bool:
 
 
 def run_transaction(source: ConnectionSource, environment_id: str, work: Callable[[Tx], _T], *,
-                    durable: bool = False) -> _T:
-    """Run ``work`` in one transaction; re-run it on serialization failures and deadlocks."""
+                    durable: bool = False, where: str | None = None,
+                    secret: str | None = None) -> _T:
+    """Run ``work`` in one transaction; re-run it on serialization failures and deadlocks.
+
+    ``where`` (a password-free display of the journal) and ``secret`` (the password to mask in
+    driver messages) only shape the error a failure becomes.
+    """
     for run in range(MAX_TRANSACTION_RUNS):
         try:
             with source.connection() as conn, conn.transaction(), \
@@ -204,12 +245,13 @@ def run_transaction(source: ConnectionSource, environment_id: str, work: Callabl
             if _retryable(error) and run + 1 < MAX_TRANSACTION_RUNS:
                 time.sleep(random.uniform(0, 0.01 * 2 ** run))
                 continue
-            raise translate(error) from error
+            raise translate(error, where, secret) from error
     raise DponeError(code="journal.revision_conflict",
                      message="the journal transaction kept conflicting with other workers")
 
 
-def apply_migrations(source: ConnectionSource) -> tuple[int, ...]:
+def apply_migrations(source: ConnectionSource, *, where: str | None = None,
+                     secret: str | None = None) -> tuple[int, ...]:
     """Apply the numbered migrations not yet recorded; refuse a changed checksum."""
 
     def work(tx: Tx) -> tuple[int, ...]:
@@ -221,4 +263,4 @@ def apply_migrations(source: ConnectionSource) -> tuple[int, ...]:
 
         return apply_pending(tx, DIALECT, execute)
 
-    return run_transaction(source, "", work)
+    return run_transaction(source, "", work, where=where, secret=secret)

@@ -20,6 +20,8 @@ from dpone.journal.postgres._connection import (
     ConnectionSource,
     OwnConnection,
     apply_migrations,
+    display_dsn,
+    dsn_password,
     run_transaction,
 )
 
@@ -38,6 +40,8 @@ class PostgresJournal(JournalBase):
         self.require_durability = require_durability
         self._own: OwnConnection | None = None
         self._source: ConnectionSource
+        self._where = display_dsn(dsn) if pool is None and dsn else "a connection pool"
+        self._secret = dsn_password(dsn) if pool is None and dsn else None
         if pool is not None:
             self._source = pool
         else:
@@ -47,11 +51,12 @@ class PostgresJournal(JournalBase):
     def _run(self, work: Callable[[UnitOfWork], _T], kind: TransactionKind) -> _T:
         """Reads and lease writes run plain; critical ones pass the durability gate if required."""
         return run_transaction(self._source, self.environment_id, work,
-                               durable=kind == "critical" and self.require_durability)
+                               durable=kind == "critical" and self.require_durability,
+                               where=self._where, secret=self._secret)
 
     def migrate(self) -> tuple[int, ...]:
         """Apply pending migrations (idempotent; a changed migration is refused)."""
-        return apply_migrations(self._source)
+        return apply_migrations(self._source, where=self._where, secret=self._secret)
 
     def close(self) -> None:
         if self._own is not None:

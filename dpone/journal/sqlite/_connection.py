@@ -5,8 +5,13 @@ transaction starts with ``BEGIN IMMEDIATE``: it takes the database write lock up
 writer at a time linearizes admission and the pre-submit critical transaction (the SQLite form
 of the PostgreSQL effect-domain row lock). ``SQLITE_BUSY`` re-runs the whole transaction a
 bounded number of times with backoff and then becomes ``journal.unavailable``; every other
-driver error is translated here into a catalog ``DponeError`` raised ``from`` the original, so
-nothing above this module sees a sqlite3 exception.
+driver error is translated here into a catalog ``DponeError`` raised ``from`` the original, with
+the driver's own message and the file's path, so nothing above this module sees a sqlite3
+exception.
+
+Every connection checks the file once when it opens (``PRAGMA quick_check``): a damaged journal
+or a file that is not a SQLite database at all is refused as ``journal.corrupt`` before anything
+reads or writes it.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ from dpone.journal.sqlite._rows import CODEC, moment_text
 DIALECT = "sqlite"
 MAX_TRANSACTION_RUNS = 6
 BUSY_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
+CORRUPT_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+INTEGRITY_FINDINGS_SHOWN = 3
 
 _T = TypeVar("_T")
 
@@ -119,6 +126,7 @@ class Database:
                                isolation_level=None, check_same_thread=False)
         try:
             conn.row_factory = sqlite3.Row
+            check_integrity(conn, self.path)
             mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 raise DponeError(code="journal.unavailable",
@@ -145,29 +153,62 @@ class Database:
                 self._conn = None
 
 
-def is_busy(error: sqlite3.Error) -> bool:
+def _primary_code(error: sqlite3.Error) -> int | None:
     code = getattr(error, "sqlite_errorcode", None)
-    return code is not None and (code & 0xFF) in BUSY_CODES
+    return None if code is None else code & 0xFF
 
 
-def translate(error: sqlite3.Error) -> DponeError:
-    """The catalog error for a driver error (by result code and constraint)."""
+def is_busy(error: sqlite3.Error) -> bool:
+    return _primary_code(error) in BUSY_CODES
+
+
+def corrupt(path: Path, message: str, details: Mapping[str, Any]) -> DponeError:
+    """``journal.corrupt`` naming the file: restore it from a backup, never delete it."""
+    return DponeError(code="journal.corrupt", message=message,
+                      details={**details, "path": str(path)})
+
+
+def check_integrity(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse a journal file that fails ``PRAGMA quick_check`` (run once per connection)."""
+    findings = [str(row[0]) for row in
+                conn.execute(f"PRAGMA quick_check({INTEGRITY_FINDINGS_SHOWN})").fetchall()]
+    if findings != ["ok"]:
+        lines = [line for finding in findings for line in finding.splitlines()
+                 if line and not line.startswith("***")][:INTEGRITY_FINDINGS_SHOWN]
+        raise corrupt(path, f"the SQLite journal {path} is damaged: its integrity check "
+                      f"(quick_check) reports {'; '.join(lines) or 'errors'}",
+                      {"findings": lines})
+
+
+def translate(error: sqlite3.Error, path: Path | None = None) -> DponeError:
+    """The catalog error for a driver error (by result code and constraint), with the driver's
+    message and, when known, the journal file."""
     name = getattr(error, "sqlite_errorname", None)
     text = str(error)
-    detail = {"sqlite_error": name, "message": text}
+    where = f" at {path}" if path is not None else ""
+    driver = f"{text} (sqlite3.{type(error).__name__}){where}"
+    detail = {"sqlite_error": name, "message": text,
+              **({"path": str(path)} if path is not None else {})}
     if isinstance(error, sqlite3.IntegrityError):
         constraint = text.split(": ", 1)[-1]
         code = _CONSTRAINT_CODES.get(constraint, "journal.illegal_transition")
         return DponeError(code=code, message=f"the journal refused the write ({constraint})",
                           details=detail)
+    if _primary_code(error) == sqlite3.SQLITE_NOTADB and path is not None:
+        return corrupt(path, f"{path} is not a SQLite database ({text}); it cannot be "
+                       "a delivery journal", detail)
+    if _primary_code(error) in CORRUPT_CODES and path is not None:
+        return corrupt(path, f"the SQLite journal {path} is damaged: {text} "
+                       f"(sqlite3.{type(error).__name__})",
+                       detail)
     if is_busy(error):
         return DponeError(code="journal.unavailable", details=detail,
-                          message="the SQLite journal stayed locked by another writer")
+                          message=f"the SQLite journal stayed locked by another writer: {driver}")
     if "no such table" in text:
         return DponeError(code="journal.unavailable", details=detail,
-                          message="the journal schema is missing: apply the migrations")
-    return DponeError(code="journal.unavailable", details=detail,
-                      message=f"the journal database is unavailable ({type(error).__name__})")
+                          message=f"the journal schema is missing{where}: apply the migrations "
+                          f"({text})")
+    return DponeError(code="journal.unavailable", details=detail, message=driver)
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
@@ -193,9 +234,9 @@ def run_transaction(db: Database, environment_id: str, work: Callable[[Tx], _T],
             if is_busy(error) and run + 1 < MAX_TRANSACTION_RUNS:
                 time.sleep(random.uniform(0, 0.01 * 2 ** run))
                 continue
-            raise translate(error) from error
-    raise DponeError(code="journal.unavailable",
-                     message="the SQLite journal stayed locked by another writer")
+            raise translate(error, db.path) from error
+    raise DponeError(code="journal.unavailable", details={"path": str(db.path)},
+                     message=f"the SQLite journal stayed locked by another writer at {db.path}")
 
 
 def _statements(text: str) -> Iterator[str]:

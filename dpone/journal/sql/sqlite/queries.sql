@@ -80,6 +80,27 @@ UPDATE rest_delivery_parent SET checkpoint_frontier = :frontier
 SELECT * FROM rest_delivery_child
  WHERE parent_id = :parent_id AND environment_id = :environment_id ORDER BY ordinal;
 
+-- name: list_deliveries
+-- The newest parents of the environment (bounded by limit; rowid orders admissions within one
+-- clock millisecond), each with its children grouped by state: one row per (parent, state,
+-- last error code).
+WITH recent AS (
+    SELECT rowid AS admission_order, * FROM rest_delivery_parent
+     WHERE environment_id = :environment_id
+     ORDER BY admitted_at DESC, admission_order DESC
+     LIMIT :limit)
+SELECT p.parent_id, p.logical_route_id, p.mutation_kind, p.boundary_from, p.boundary_to,
+       p.admitted_at, p.child_count, p.checkpoint_frontier,
+       c.state_name, c.execution_state, c.remote_effect, c.acknowledgement_state,
+       c.verification_state, c.checkpoint_state, c.last_error_code,
+       count(*) AS children, min(c.ordinal) AS first_ordinal
+  FROM recent p
+  JOIN rest_delivery_child c
+    ON c.parent_id = p.parent_id AND c.environment_id = p.environment_id
+ GROUP BY p.admission_order, p.parent_id, c.state_name, c.execution_state, c.remote_effect,
+          c.acknowledgement_state, c.verification_state, c.checkpoint_state, c.last_error_code
+ ORDER BY p.admitted_at DESC, p.admission_order DESC, first_ordinal;
+
 -- name: children_after_frontier
 SELECT * FROM rest_delivery_child
  WHERE parent_id = :parent_id AND environment_id = :environment_id

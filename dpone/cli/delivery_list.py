@@ -1,0 +1,195 @@
+"""`dpone delivery list`: the deliveries a journal holds, newest first, read-only.
+
+One bounded journal read (the newest ``--limit`` admissions of the environment, each with its
+children grouped by state); nothing is migrated, created or written. A delivery's status is
+derived from its children exactly as `dpone delivery resume` would treat them
+(:func:`dpone.executor.supervisor.delivery_status`); its next actions are those of its first
+unfinished child, as `dpone delivery inspect` shows them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import click
+
+from dpone.cli._inputs import DEFAULT_JOURNAL, POSTGRES_SCHEMES, close_quietly, open_existing_journal
+from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
+from dpone.contracts import DponeError
+from dpone.contracts.journal import DeliverySummary
+from dpone.executor.supervisor import (
+    DELIVERY_STATUSES,
+    allowed_actions,
+    delivery_status,
+    resume_step,
+)
+
+DEFAULT_ENVIRONMENT = "local-dev"
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 10_000
+_HEADER = ("parent", "route", "boundary", "status", "frontier", "age")
+_NUMERIC = frozenset({"frontier", "age"})
+
+
+def journal_display(url: str) -> str:
+    """The journal as it may be printed: a PostgreSQL URL with its password masked (in the
+    userinfo and in a ``password`` query parameter); a SQLite path as given."""
+    if not url.startswith(POSTGRES_SCHEMES):
+        return url
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if parts.password is not None:
+        userinfo, _, host = netloc.rpartition("@")
+        netloc = f"{userinfo.split(':', 1)[0]}:***@{host}"
+    query = "&".join(f"{name}=***" if name.lower() == "password" else pair
+                     for pair in parts.query.split("&") if pair
+                     for name in [pair.split("=", 1)[0]])
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def age_text(seconds: int) -> str:
+    """A short age: ``45s``, ``12m``, ``5h``, ``3d``."""
+    for unit, size in (("d", 86_400), ("h", 3_600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{max(seconds, 0)}s"
+
+
+def _entry(summary: DeliverySummary, now: dt.datetime) -> dict[str, Any]:
+    status = delivery_status(summary.standings)
+    unfinished = [s for s in summary.standings if resume_step(s) != "none"]
+    stopper = next((s for s in unfinished if resume_step(s) == "stop"), None)
+    by_state: dict[str, int] = {}
+    for standing in summary.standings:
+        by_state[standing.state_name] = by_state.get(standing.state_name, 0) + standing.children
+    return {
+        "parent_id": summary.parent_id, "logical_route_id": summary.logical_route_id,
+        "mutation_kind": summary.mutation_kind,
+        "boundary": {"from": summary.boundary_from.isoformat(),
+                     "to": summary.boundary_to.isoformat()},
+        "status": status,
+        "blocked_code": stopper.last_error_code if stopper is not None else None,
+        "checkpoint_frontier": summary.checkpoint_frontier,
+        "children_total": summary.children_total,
+        "children_by_state": by_state,
+        "next_actions": list(allowed_actions(unfinished[0])) if unfinished else [],
+        "admitted_at": summary.admitted_at.isoformat(),
+        "age_s": int((now - summary.admitted_at).total_seconds()),
+    }
+
+
+def _document(summaries: Sequence[DeliverySummary], now: dt.datetime | None, journal: str,
+              environment_id: str, statuses: tuple[str, ...], limit: int) -> dict[str, Any]:
+    """``now`` is the journal clock; None when no journal file exists yet."""
+    entries = [_entry(summary, now) for summary in summaries] if now is not None else []
+    return {
+        "schema": "dpone.delivery_list.v1", "journal": journal, "environment_id": environment_id,
+        "journal_exists": now is not None,
+        "journal_now": now.isoformat() if now is not None else None, "limit": limit,
+        "scanned": len(entries),
+        "more_may_exist": len(summaries) >= limit, "statuses": list(statuses),
+        "deliveries": [e for e in entries if not statuses or e["status"] in statuses],
+    }
+
+
+def _locators(document: dict[str, Any], *, environment: bool = False) -> str:
+    """The non-default ``--environment`` and ``--journal`` options, for a printed command."""
+    shown = ""
+    if environment and document["environment_id"] != DEFAULT_ENVIRONMENT:
+        shown += f" --environment {document['environment_id']}"
+    if document["journal"] != DEFAULT_JOURNAL:
+        shown += f" --journal {document['journal']}"
+    return shown
+
+
+def _grid(rows: list[tuple[str, ...]]) -> str:
+    widths = [max(len(row[i]) for row in [_HEADER, *rows]) for i in range(len(_HEADER))]
+
+    def line(row: tuple[str, ...]) -> str:
+        cells = [cell.rjust(w) if name in _NUMERIC else cell.ljust(w)
+                 for name, cell, w in zip(_HEADER, row, widths, strict=True)]
+        return "  " + "  ".join(cells).rstrip()
+
+    return "\n".join([line(_HEADER), *(line(row) for row in rows)])
+
+
+def _text(document: dict[str, Any]) -> str:
+    where = f"journal {document['journal']} (environment {document['environment_id']})"
+    deliveries = document["deliveries"]
+    wanted = " or ".join(document["statuses"])
+    if not document["journal_exists"]:
+        return (f"no journal at {document['journal']} yet: nothing has been delivered with it; "
+                "`dpone deliver WORKLOAD --registry DIR --interval-start DATE --interval-end "
+                f"DATE{_locators(document)}` creates it")
+    if not deliveries:
+        if document["scanned"] == 0:
+            return (f"no deliveries in {where} yet; `dpone deliver WORKLOAD --registry DIR "
+                    f"--interval-start DATE --interval-end DATE{_locators(document)}` admits one")
+        return (f"no {wanted} deliveries among the {document['scanned']} newest in {where}")
+    rows: list[tuple[str, ...]] = []
+    for entry in deliveries:
+        status = entry["status"].replace("_", " ")
+        if entry["blocked_code"]:
+            status += f" ({entry['blocked_code']})"
+        rows.append((entry["parent_id"], entry["logical_route_id"],
+                     f"[{entry['boundary']['from']}, {entry['boundary']['to']})", status,
+                     f"{entry['checkpoint_frontier']}/{entry['children_total']}",
+                     age_text(entry["age_s"])))
+    shown = f"{len(deliveries)} {wanted + ' ' if wanted else ''}delivery(ies)"
+    if document["statuses"]:
+        shown += f" among the {document['scanned']} newest"
+    lines = [_grid(rows), "", f"{shown} in {where}, newest first"]
+    if document["more_may_exist"]:
+        lines.append(f"  only the {document['limit']} newest were read: raise --limit to see "
+                     "older deliveries")
+    first = next((e for e in deliveries if e["status"] == "blocked"),
+                 next((e for e in deliveries if e["status"] != "completed"), deliveries[0]))
+    lines.append(f"  next: dpone delivery inspect --operation-id {first['parent_id']}"
+                 f"{_locators(document, environment=True)}")
+    return "\n".join(lines)
+
+
+@click.command(name="list")
+@click.option("--status", "statuses", multiple=True, type=click.Choice(DELIVERY_STATUSES),
+              help="Show only deliveries with this status (repeatable).")
+@click.option("--environment", "environment_id", default=DEFAULT_ENVIRONMENT, show_default=True,
+              help="The environment id the journal is scoped to.")
+@click.option("--journal", "journal_url", default=DEFAULT_JOURNAL, show_default=True,
+              help="Journal: a SQLite file (local development) or postgresql://... URL.")
+@click.option("--limit", "limit", type=click.IntRange(1, MAX_LIMIT), default=DEFAULT_LIMIT,
+              show_default=True, help="Read at most this many of the newest deliveries.")
+@FORMAT_OPTION
+def list_command(statuses: tuple[str, ...], environment_id: str, journal_url: str, limit: int,
+                 fmt: str) -> None:
+    """List the deliveries in a journal, newest first (read-only).
+
+    Each delivery's parent id, route, boundary, status (completed, pending on a receiver job,
+    blocked until an operator acts, or in progress), checkpoint frontier and age.
+    """
+
+    def body() -> int:
+        try:
+            journal = open_existing_journal(journal_url, environment_id=environment_id)
+        except DponeError as error:
+            if error.code != "journal.not_found":
+                raise
+            document = _document((), None, journal_display(journal_url), environment_id,
+                                 statuses, limit)
+        else:
+            try:
+                summaries = journal.list_deliveries(limit)
+                now = journal.now()
+            finally:
+                close_quietly(journal)
+            document = _document(summaries, now, journal_display(journal_url), environment_id,
+                                 statuses, limit)
+        if fmt == "json":
+            emit_json(document)
+        else:
+            click.echo(_text(document))
+        return 0
+
+    run_guarded(fmt, body)

@@ -1,0 +1,48 @@
+"""PostgreSQL journal driver failures reach the user as a catalog code with the driver's message
+and where the journal is, never as a bare driver class and never with the DSN's password."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from dpone.contracts import DponeError
+from dpone.journal.postgres import PostgresJournal
+from dpone.journal.postgres._connection import display_dsn
+
+PASSWORD = "pw-sentinel-4Kx9"
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+@pytest.mark.parametrize("migrate", [False, True])
+def test_an_unreachable_journal_is_unavailable_with_the_driver_message(migrate: bool) -> None:
+    port = _closed_port()
+    journal = PostgresJournal(f"postgresql://dpone:{PASSWORD}@127.0.0.1:{port}/journal",
+                              environment_id="dev")
+
+    with pytest.raises(DponeError) as excinfo:
+        journal.migrate() if migrate else journal.journal_epoch("dev")
+    journal.close()
+
+    error = excinfo.value
+    assert error.code == "journal.unavailable" and error.exit_code == 3
+    assert "Connection refused" in error.message
+    assert error.message.endswith(
+        f"(psycopg.OperationalError) at postgresql://dpone@127.0.0.1:{port}/journal")
+    assert "\n" not in error.message
+    assert PASSWORD not in repr(error.to_document())
+
+
+def test_a_dsn_is_displayed_without_password_or_options() -> None:
+    assert display_dsn(f"postgresql://u:{PASSWORD}@db.example:5433/j?options=-c%20x%3Dy"
+                       ) == "postgresql://u@db.example:5433/j"
+    assert display_dsn(f"host=/run/pg port=5 user=a password={PASSWORD} dbname=j"
+                       ) == "postgresql://a@/run/pg:5/j"
+    assert PASSWORD not in display_dsn(f"postgresql://u:{PASSWORD}@[broken")
