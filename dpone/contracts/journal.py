@@ -118,9 +118,14 @@ class ChildOperation(StrictModel):
     observation_ordinal: NonNegative
     receipt: dict[str, Any] | None = None
     next_check_after: dt.datetime | None = None
-    row_count: NonNegative
     last_error_code: str | None = None
+    row_count: NonNegative
     """The sealed rows of the child (0: an empty window of the frozen parent)."""
+
+    @property
+    def without_rows(self) -> bool:
+        """No sealed rows and no attempt: what an empty window of the frozen parent looks like."""
+        return self.row_count == 0 and self.attempt_ordinal == 0
 
     @property
     def empty_input(self) -> EmptyInputOutcome | None:
@@ -172,9 +177,17 @@ class ChildStanding(StrictModel):
     state_name: str
     axes: Axes
     last_error_code: str | None = None
+    without_rows: bool = False
+    """No sealed rows and no attempt (see :attr:`ChildOperation.without_rows`)."""
     children: Annotated[int, Field(ge=1)]
     first_ordinal: Annotated[int, Field(ge=1)]
     """The lowest ordinal among them: where the supervisor meets this state first."""
+
+    @property
+    def empty_input(self) -> EmptyInputOutcome | None:
+        """How these children without rows were finalized without a request, else None."""
+        return empty_input_outcome(self.state_name, 0 if self.without_rows else 1, 0,
+                                   self.last_error_code, self.axes.remote_effect)
 
 
 class DeliverySummary(StrictModel):

@@ -118,7 +118,8 @@ def delivery_summaries(codec: RowCodec,
         parents.setdefault(row["parent_id"], row)
         standings.setdefault(row["parent_id"], []).append(ChildStanding(
             state_name=row["state_name"], axes=axes_of(state_tuple(row)),
-            last_error_code=row["last_error_code"], children=int(row["children"]),
+            last_error_code=row["last_error_code"], without_rows=bool(row["without_rows"]),
+            children=int(row["children"]),
             first_ordinal=int(row["first_ordinal"])))
     summaries = []
     for parent_id, row in parents.items():

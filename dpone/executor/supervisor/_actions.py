@@ -72,7 +72,7 @@ def resume_step(child: ChildOperation | ChildStanding) -> str:
     """
     if child.state_name in IN_FLIGHT_STATES:
         return "take_over_unknown"
-    if child.state_name == "sealed" and child.row_count == 0:
+    if child.state_name == "sealed" and child.without_rows:
         return "finalize_empty_input"
     if child.state_name in SUBMITTABLE_STATES:
         return "submit"

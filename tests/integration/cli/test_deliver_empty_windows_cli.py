@@ -60,3 +60,9 @@ def test_empty_windows_are_skipped_and_only_windows_with_rows_are_posted(
     assert [c["empty_input"] for c in inspection["children"]] == [
         c["empty_input"] for c in children]
     assert all(c["allowed_actions"] == [] for c in inspection["children"])
+
+    listed = dpone("delivery", "list", "--journal", dpone.journal_url, "--format", "json")
+
+    assert listed.code == 0, listed.err
+    [entry] = listed.json()["deliveries"]
+    assert (entry["parent_id"], entry["status"]) == (parent_id, "completed")

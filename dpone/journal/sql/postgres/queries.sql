@@ -103,7 +103,7 @@ SELECT * FROM rest_delivery_child
 
 -- name: list_deliveries
 -- The newest parents of the environment (bounded by limit), each with its children grouped by
--- state: one row per (parent, state, last error code).
+-- state: one row per (parent, state, last error code, without rows).
 WITH recent AS (
     SELECT * FROM rest_delivery_parent
      WHERE environment_id = %(environment_id)s
@@ -113,6 +113,7 @@ SELECT p.parent_id, p.logical_route_id, p.mutation_kind, p.boundary, p.admitted_
        p.child_count, p.checkpoint_frontier,
        c.state_name, c.execution_state, c.remote_effect, c.acknowledgement_state,
        c.verification_state, c.checkpoint_state, c.last_error_code,
+       (c.row_count = 0 AND c.attempt_ordinal = 0) AS without_rows,
        count(*) AS children, min(c.ordinal) AS first_ordinal
   FROM recent p
   JOIN rest_delivery_child c
@@ -120,7 +121,7 @@ SELECT p.parent_id, p.logical_route_id, p.mutation_kind, p.boundary, p.admitted_
  GROUP BY p.parent_id, p.logical_route_id, p.mutation_kind, p.boundary, p.admitted_at,
           p.child_count, p.checkpoint_frontier, c.state_name, c.execution_state,
           c.remote_effect, c.acknowledgement_state, c.verification_state, c.checkpoint_state,
-          c.last_error_code
+          c.last_error_code, without_rows
  ORDER BY p.admitted_at DESC, p.parent_id DESC, first_ordinal;
 
 -- name: children_after_frontier

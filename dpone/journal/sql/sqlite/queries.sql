@@ -93,12 +93,13 @@ SELECT p.parent_id, p.logical_route_id, p.mutation_kind, p.boundary_from, p.boun
        p.admitted_at, p.child_count, p.checkpoint_frontier,
        c.state_name, c.execution_state, c.remote_effect, c.acknowledgement_state,
        c.verification_state, c.checkpoint_state, c.last_error_code,
+       (c.row_count = 0 AND c.attempt_ordinal = 0) AS without_rows,
        count(*) AS children, min(c.ordinal) AS first_ordinal
   FROM recent p
   JOIN rest_delivery_child c
     ON c.parent_id = p.parent_id AND c.environment_id = p.environment_id
  GROUP BY p.admission_order, p.parent_id, c.state_name, c.execution_state, c.remote_effect,
-          c.acknowledgement_state, c.verification_state, c.checkpoint_state, c.last_error_code
+          c.acknowledgement_state, c.verification_state, c.checkpoint_state, c.last_error_code, without_rows
  ORDER BY p.admitted_at DESC, p.admission_order DESC, first_ordinal;
 
 -- name: children_after_frontier
