@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 
+from dpone.cli._causes import likely_cause
 from dpone.cli._inputs import (
     close_quietly,
     journal_options,
@@ -88,6 +89,7 @@ def _document(journal: DeliveryJournalView, parent: ParentOperation, only: str |
                                 "document": o["document"]}
                                for o in observations[-MAX_SHOWN_OBSERVATIONS:]]
         row.update(_receipt_clock(child, attempts, now, ttl))
+        row.update(likely_cause(child, attempts))
         rows.append(row)
     pending = [child for child in sorted(parent.children, key=lambda c: c.ordinal)
                if child.axes.checkpoint_state != "PROMOTED" and child.empty_input != "skipped"]
@@ -141,6 +143,8 @@ def _text(document: dict[str, Any]) -> str:
             detail = [f"  child {child['ordinal']} {child['operation_id']}"]
             if child["last_error_code"]:
                 detail.append(f"    error {child['last_error_code']}")
+            if "likely_cause" in child:
+                detail.append(f"    likely cause: {child['likely_cause']['summary']}")
             if child["observations_total"]:
                 last = child["observations"][-1]
                 detail.append(f"    {child['observations_total']} observation(s), last "

@@ -278,19 +278,31 @@ def check_invariants(m: Model) -> Iterator[Finding]:
             yield f"legal tuple {name!r}: {sentence}", m.tuple_paths[name]
 
 
+# What proves that nothing was applied, by the evidence that enters RETRY_WAIT: the transport's
+# REQUEST_NOT_STARTED proof within the retry budget, or a recorded response whose status the
+# profile certifies as refused before any effect (the retry then waits for a fixed credential).
+RETRY_WAIT_ENTRY_PROOFS: dict[tuple[str, str], frozenset[str]] = {
+    ("transport", "REQUEST_NOT_STARTED"): frozenset({"request_not_started_proof",
+                                                     "retry_budget_remaining"}),
+    ("submit_response", "REJECTED_BEFORE_EFFECT"): frozenset({"response_recorded",
+                                                              "rejection_certified_before_effect"}),
+}
+
+
 def check_retry_wait(m: Model) -> Iterator[Finding]:
     entries = exits = no_retry = 0
     for edge, src, dst in m.pairs():
         into = dst["execution_state"] == "RETRY_WAIT" and src["execution_state"] != "RETRY_WAIT"
         if into:
             entries += 1
-            needs = {"request_not_started_proof", "retry_budget_remaining"}
-            if (src["execution_state"], edge.evidence) != ("SUBMITTING", "REQUEST_NOT_STARTED"):
+            needs = RETRY_WAIT_ENTRY_PROOFS.get((edge.kind, edge.evidence))
+            if src["execution_state"] != "SUBMITTING" or needs is None:
                 yield (f"{edge.id}: RETRY_WAIT is entered only from SUBMITTING on "
-                       "REQUEST_NOT_STARTED evidence", (*edge.path, "trigger"))
-            if not needs <= set(edge.get("requires")) or dst["remote_effect"] != "NONE_PROVEN":
-                yield (f"{edge.id}: RETRY_WAIT entry requires durable REQUEST_NOT_STARTED proof, "
-                       "remaining retry budget and NONE_PROVEN", (*edge.path, "requires"))
+                       "REQUEST_NOT_STARTED or certified REJECTED_BEFORE_EFFECT evidence",
+                       (*edge.path, "trigger"))
+            elif not needs <= set(edge.get("requires")) or dst["remote_effect"] != "NONE_PROVEN":
+                yield (f"{edge.id}: RETRY_WAIT entry requires {', '.join(sorted(needs))} and "
+                       "NONE_PROVEN", (*edge.path, "requires"))
         if src["execution_state"] == "RETRY_WAIT" and dst["execution_state"] == "SUBMITTING":
             exits += 1
             if "retry_budget_remaining" not in edge.get("requires"):
@@ -403,7 +415,8 @@ MODEL_CHECKS: tuple[tuple[str, str, Check], ...] = (
     ("verification_guards", "failed/unprovable verification changes only by reconciliation",
      check_verification),
     ("model_invariants", "no legal tuple is a forbidden combination", check_invariants),
-    ("retry_wait_guard", "RETRY_WAIT entry requires REQUEST_NOT_STARTED", check_retry_wait),
+    ("retry_wait_guard", "RETRY_WAIT entry requires proof that nothing was applied",
+     check_retry_wait),
     ("continuation_poll_receipt_only", "poll_receipt is the only automatic continuation",
      check_continuation),
     ("cas_and_leases", "CAS preconditions and lease separation", check_cas_and_leases),

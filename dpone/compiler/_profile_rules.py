@@ -7,7 +7,7 @@ from typing import Any
 from dpone.compiler._mapping_rules import check_raw_limits
 from dpone.compiler._yaml import LoadedDocument, YamlPath
 from dpone.contracts import DponeError, Location
-from dpone.contracts.profile import OperationProfile
+from dpone.contracts.profile import SUBMIT_THROTTLE_STATUSES, OperationProfile
 from dpone.grammar import TemplateContext, parse_pointer, parse_template
 
 SUPPORTED_FAMILIES = ("sync_batch", "async_bulk_job")
@@ -85,9 +85,24 @@ def _pointer(doc: LoadedDocument, path: YamlPath, text: str | None) -> None:
         raise _fail(exc.code, f"{exc.message} in {text!r}", doc, path) from None
 
 
+def _check_refusal_statuses(profile: OperationProfile, doc: LoadedDocument) -> None:
+    """A status certified as refused before any effect has no other submit meaning."""
+    ack = profile.acknowledgement
+    roles = {"listed in accepted_statuses": set(ack.accepted_statuses),
+             "listed in duplicate.statuses": set(ack.duplicate.statuses if ack.duplicate else ()),
+             "a throttle status (408, 425, 429, 5xx)": set(SUBMIT_THROTTLE_STATUSES)}
+    for index, status in enumerate(ack.rejected_before_effect_statuses):
+        for role, statuses in roles.items():
+            if status in statuses:
+                raise _fail("profile.status_conflict", f"status {status} is certified as refused "
+                            f"before effect and is also {role}", doc,
+                            ("acknowledgement", "rejected_before_effect_statuses", index))
+
+
 def check_profile(profile: OperationProfile, doc: LoadedDocument) -> dict[str, Any]:
     """Semantic checks after validation; returns the canonical parsed request templates."""
     request, ack, fence = profile.request, profile.acknowledgement, profile.mutation_fence
+    _check_refusal_statuses(profile, doc)
     if request.method == "PATCH" and (fence.type == "none" or fence.certification_ref is None):
         raise _fail("profile.excluded_feature", "PATCH needs a certified mutation fence", doc,
                     ("request", "method"))

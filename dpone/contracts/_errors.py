@@ -98,10 +98,11 @@ REST_DELIVERY_ERRORS: tuple[ErrorSpec, ...] = (
 )
 
 
-def _ce(code: str, action: str, exit_class: int = 2) -> ErrorSpec:
-    retry = {2: _R.AFTER_FIX, 3: _R.WHEN_AVAILABLE, 5: _R.NEVER}.get(exit_class,
-                                                                  _R.RECONCILIATION_ONLY)
-    return ErrorSpec(code, ExitClass(exit_class), retry, action, _S.ERROR, _E.NONE)
+def _ce(code: str, action: str, exit_class: int = 2, retry: Retryability | None = None) -> ErrorSpec:
+    """A dotted code; its retryability follows the exit class unless ``retry`` says otherwise."""
+    default = {2: _R.AFTER_FIX, 3: _R.WHEN_AVAILABLE, 5: _R.NEVER}.get(exit_class,
+                                                                    _R.RECONCILIATION_ONLY)
+    return ErrorSpec(code, ExitClass(exit_class), retry or default, action, _S.ERROR, _E.NONE)
 
 
 COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
@@ -127,6 +128,8 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
     _ce("profile.forbidden_header", "Remove the header; credentials and transport headers "
         "are not profile semantics."),
     _ce("profile.invalid_codec", "Use a payload format and compression the body type supports."),
+    _ce("profile.status_conflict", "Give each submit status one meaning: a status certified as "
+        "refused before effect is never also accepted, duplicate or throttle."),
     _ce("binding.secret_value", "Replace the value with a `credential_ref` (env:, file:, vault:)."),
     _ce("binding.insecure_authority", "Use https://, or mark the environment as development "
         "for a loopback receiver."),
@@ -177,7 +180,13 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
     _ce("journal.sqlite_in_production", "Use a postgresql:// journal in a production "
         "environment; SQLite is for local development."),
     _ce("credential.unavailable", "Provide the credential through env:, file: or "
-        "DPONE_CONN_<REF>_<FIELD>.", exit_class=3),
+        "DPONE_CONN_<REF>_<FIELD>; nothing was sent, and a rerun of `dpone deliver` or "
+        "`dpone delivery resume --apply` submits the child with the same delivery key.",
+        exit_class=3),
+    # Unavailable (exit 3) yet not fixed by waiting: the operator fixes the credential.
+    _ce("credential.rejected", "Fix the credential named by the binding's credential_ref; the "
+        "child is resubmitted with the same delivery key by `dpone delivery resume --apply` or "
+        "a rerun of `dpone deliver`.", exit_class=3, retry=_R.AFTER_FIX),
     _ce("receiver.unavailable", "The receiver could not be reached within the run's budget; "
         "nothing unproven was sent: `dpone delivery resume --operation-id ID --apply` continues "
         "from the journal once it is reachable.", exit_class=3),

@@ -11,6 +11,8 @@ from dpone.contracts._base import Name, StrictModel
 PROFILE_SCHEMA_ID = "dpone.operation_profile.v1"
 
 Status = Annotated[int, Field(ge=100, le=599)]
+RefusalStatus = Annotated[int, Field(ge=400, le=499)]
+"""A client-error status: only a 4xx answer can certify that nothing was applied."""
 TemplateText = Annotated[str, Field(min_length=1, max_length=2048)]
 Pointer = Annotated[str, Field(max_length=512)]
 HeaderName = Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9-]{0,63}$")]
@@ -18,6 +20,9 @@ PartName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")]
 Seconds = Annotated[int, Field(ge=0, le=31_536_000)]
 PositiveCount = Annotated[int, Field(ge=1, le=1_000_000_000_000)]
 PhaseWord = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
+
+SUBMIT_THROTTLE_STATUSES: frozenset[int] = frozenset({408, 425, 429, 500, 502, 503, 504})
+"""Submit answers that ask for a later attempt: replayed only under a certified fence."""
 
 
 class Extractor(StrictModel):
@@ -108,6 +113,10 @@ class Poll(StrictModel):
 
 class Acknowledgement(StrictModel):
     accepted_statuses: Annotated[tuple[Status, ...], Field(min_length=1)]
+    rejected_before_effect_statuses: tuple[RefusalStatus, ...] = ()
+    """Statuses the receiver answers only when it refused the submit before applying anything
+    (an authentication or authorization refusal): the child waits, NONE_PROVEN, until the
+    credential is fixed, then is resubmitted with the same delivery key."""
     receipt: dict[Name, Extractor] = {}
     duplicate: Duplicate | None = None
     poll: Poll | None = None

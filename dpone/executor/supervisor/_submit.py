@@ -4,15 +4,23 @@ Before each send the attempt's marker is published create-if-absent and the jour
 SUBMITTING. Then exactly one of:
 
 * the receiver answered: the response is classified by the profile (sync counters, async
-  receipt, duplicate with a same-key receipt, bare duplicate, throttle, unrecognized) and
-  recorded in one guarded transition;
+  receipt, duplicate with a same-key receipt, bare duplicate, throttle, a status the profile
+  certifies as refused before any effect, unrecognized) and recorded in one guarded transition;
 * the request provably never started: RETRY_WAIT with a full-jitter delay inside the budget;
+  a transport that cannot send for want of its environment (``credential.unavailable``: no
+  request byte left) leaves the child in RETRY_WAIT too and the run stops with that code;
 * it may have reached the receiver: a same-key replay only when the plan's receiver fence is
   certified here and budget remains, else the effect is UNKNOWN and nothing is resent.
 
 A throttle answer (408, 425, 429, 5xx) is a replay candidate only under a certified fence, and
 its Retry-After is a lower bound: a server delay beyond the remaining budget stops with
 ``REST_DELIVERY_RETRY_AFTER_EXCEEDS_BUDGET`` instead of retrying early.
+
+A certified refusal before effect (``acknowledgement.rejected_before_effect_statuses``, e.g. 401
+and 403) stops the run with ``credential.rejected`` and leaves the child in RETRY_WAIT,
+NONE_PROVEN: resending the same credential cannot succeed, and once it is fixed the next run
+submits a new attempt with the same delivery key. During a same-key replay such an answer proves
+nothing about the earlier attempt, so it stays ``REST_DELIVERY_PROTOCOL_UNKNOWN``.
 """
 
 from __future__ import annotations
@@ -23,9 +31,9 @@ import time
 from collections.abc import Mapping
 from typing import Final
 
-from dpone.contracts import DponeError, canonical_json
+from dpone.contracts import ERROR_CATALOG, DponeError, ExitClass, canonical_json
 from dpone.contracts.journal import ChildOperation, Lease
-from dpone.contracts.profile import Extractor, OperationProfile
+from dpone.contracts.profile import SUBMIT_THROTTLE_STATUSES, Extractor, OperationProfile
 from dpone.contracts.sealed import SealedChild
 from dpone.executor.supervisor._actions import replay_prefix
 from dpone.executor.supervisor._context import RunContext
@@ -44,7 +52,7 @@ from dpone.executor.transport import (
 
 PERMANENT_FENCE_REFUSALS: Final = frozenset({"REST_DELIVERY_STALE_GENERATION",
                                             "REST_DELIVERY_APPEND_SCOPE_ALREADY_APPLIED"})
-THROTTLE_STATUSES: Final = frozenset({408, 425, 429, 500, 502, 503, 504})
+THROTTLE_STATUSES: Final = SUBMIT_THROTTLE_STATUSES
 
 # outcome -> (evidence name, facts, error code or None)
 _RESPONSE_OUTCOMES: Final[Mapping[str, tuple[str, tuple[str, ...], str | None]]] = {
@@ -58,6 +66,9 @@ _RESPONSE_OUTCOMES: Final[Mapping[str, tuple[str, tuple[str, ...], str | None]]]
                        "REST_DELIVERY_UNSAFE_RETRY"),
     "response_not_recognized": ("RESPONSE_NOT_RECOGNIZED", ("response_recorded",),
                                 "REST_DELIVERY_PROTOCOL_UNKNOWN"),
+    "rejected_before_effect": ("REJECTED_BEFORE_EFFECT",
+                               ("response_recorded", "rejection_certified_before_effect"),
+                               "credential.rejected"),
 }
 
 
@@ -102,6 +113,8 @@ def classify(profile: OperationProfile, sealed: SealedChild,
         return "bare_duplicate", status
     if response.status in THROTTLE_STATUSES:
         return "throttled", status
+    if response.status in ack.rejected_before_effect_statuses:
+        return "rejected_before_effect", status
     return "response_not_recognized", status
 
 
@@ -133,15 +146,14 @@ def submit(ctx: RunContext, operation: ChildOperation,
             try:
                 outcome = ctx.transport.send(request)
             except DponeError as refusal:
-                # The transport refuses a malformed request before sending any byte.
                 if operation.state_name == "submitting":
-                    ctx.step(operation, lease, "submitting_not_started_final", "transport",
-                             "REQUEST_NOT_STARTED",
-                             ["request_not_started_proof", "retry_unavailable"],
-                             error_code=refusal.code)
+                    _refused_before_sending(ctx, operation, lease, refusal)
+                refusal.operation_id = refusal.operation_id or operation.operation_id
                 raise
             if isinstance(outcome, Response):
                 kind, values = classify(ctx.plan.profile.snapshot, sealed, outcome)
+                if kind == "rejected_before_effect" and replay_prefix(operation) == "replay":
+                    kind = "response_not_recognized"  # proves nothing of the earlier attempt
                 if kind != "throttled":
                     return _record(ctx, operation, lease, kind, values)
                 retry_after = retry_after_seconds(outcome.headers, dt.datetime.now(dt.UTC))
@@ -175,7 +187,29 @@ def _record(ctx: RunContext, operation: ChildOperation, lease: Lease, kind: str,
     updated = ctx.step(operation, lease, f"{replay_prefix(operation)}_{kind}", "submit_response", name,
                        facts, receipt=receipt, next_check_after=due, error_code=code,
                        evidence_digest=evidence)
-    return ctx.blocked(updated, code) if code is not None else updated
+    if code is None:
+        return updated
+    ref = ctx.plan.binding.snapshot.credential_ref
+    extra = {"credential_ref": ref} if kind == "rejected_before_effect" and ref else None
+    return ctx.blocked(updated, code, extra=extra)
+
+
+def _refused_before_sending(ctx: RunContext, operation: ChildOperation, lease: Lease,
+                            refusal: DponeError) -> None:
+    """The transport raised before any request byte left: record why the attempt never started.
+
+    A refusal for want of the environment (exit class 3, e.g. ``credential.unavailable``) leaves
+    the child in RETRY_WAIT with no delay (it waits for the fix, not for a time): the next run,
+    once the credential is there, submits a new attempt with the same delivery key. A malformed
+    request (any other code) would be refused again, so the child ends ``final_not_started``.
+    """
+    if ERROR_CATALOG[refusal.code].exit_class is ExitClass.UNAVAILABLE:
+        ctx.step(operation, lease, "submitting_not_started_retry", "transport",
+                 "REQUEST_NOT_STARTED", ["request_not_started_proof", "retry_budget_remaining"],
+                 error_code=refusal.code)
+        return
+    ctx.step(operation, lease, "submitting_not_started_final", "transport", "REQUEST_NOT_STARTED",
+             ["request_not_started_proof", "retry_unavailable"], error_code=refusal.code)
 
 
 def _not_started(ctx: RunContext, operation: ChildOperation, lease: Lease, started: float,

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _journal_reservations import Reservations
 from _journal_support import (
     ENVIRONMENT,
     OTHER_DOMAIN,
@@ -272,6 +273,41 @@ def test_retry_wait_releases_capacity_and_retries_with_a_new_attempt(
     assert [a["attempt_ordinal"] for a in attempts] == [1, 2]
     assert attempts[0]["outcome"] == "submitting_not_started_retry"
     assert attempts[0]["attempt_id"] != attempts[1]["attempt_id"]
+
+
+def test_a_certified_refusal_before_effect_waits_and_releases_capacity(
+        journal: DeliveryJournalPort, reservations: Reservations) -> None:
+    parent = journal.admit_parent(admission([(0, 10), (10, 20)], max_remote_jobs=1)).parent
+    first, second = (c.operation_id for c in parent.children)
+    child_1, lease_1 = submit(journal, first)
+    lease_2 = journal.acquire_lease(second, "mutation", "worker-2", 60)
+    with pytest.raises(DponeError) as exhausted:
+        submit(journal, second, lease=lease_2)
+    assert _code(exhausted) == "journal.capacity_exhausted"
+    refused = ("submitting_rejected_before_effect", "submit_response", "REJECTED_BEFORE_EFFECT")
+    with pytest.raises(DponeError) as uncertified:
+        step(journal, child_1, *refused, ["response_recorded"], lease_1)
+    assert _code(uncertified) == "journal.illegal_transition"
+    waiting = step(journal, child_1, *refused,
+                   ["response_recorded", "rejection_certified_before_effect"], lease_1,
+                   receipt={"http_status": 401}, error_code="credential.rejected")
+    assert (waiting.state_name, waiting.axes.remote_effect) == ("retry_wait", "NONE_PROVEN")
+    assert (waiting.last_error_code, waiting.receipt) == ("credential.rejected",
+                                                          {"http_status": 401})
+    [refused_attempt] = journal.list_attempts(first)
+    assert reservations(first) == {refused_attempt["attempt_id"]:
+                                   "submitting_rejected_before_effect"}
+    second_child, second_lease = submit(journal, second, lease=lease_2)
+    assert second_child.state_name == "submitting"  # the refused attempt's slot was released
+    done = sync_success(journal, second_child, second_lease)
+    observer = journal.acquire_lease(second, "observation", "verifier", 60)
+    step(journal, done, "verifying_succeeded_verified_full", "verification",
+         "FULL_EFFECT_VERIFIED", ["verification_recorded", "all_rows_accounted"], observer)
+    retried, _lease = submit(journal, first, lease=lease_1)
+    assert (retried.state_name, retried.attempt_ordinal) == ("submitting", 2)
+    assert retried.delivery_key == child_1.delivery_key
+    assert [(a["attempt_ordinal"], a["outcome"]) for a in journal.list_attempts(first)] == [
+        (1, "submitting_rejected_before_effect"), (2, None)]
 
 
 def test_lower_overlapping_generation_in_flight_blocks_submit(

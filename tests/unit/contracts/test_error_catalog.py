@@ -148,6 +148,13 @@ def test_error_spec_is_immutable() -> None:
         spec.exit_class = ExitClass.OK  # type: ignore[misc]
 
 
+# Dotted codes whose retryability is not the one their exit class implies.
+RETRYABILITY_EXCEPTIONS = {
+    # The receiver refused the credential: unavailable (exit 3), but waiting fixes nothing.
+    "credential.rejected": R.AFTER_FIX,
+}
+
+
 @pytest.mark.parametrize("spec", COMPILE_ERRORS, ids=lambda spec: spec.code)
 def test_compile_codes_are_dotted_lowercase_errors(spec: ErrorSpec) -> None:
     assert COMPILE_CODE_RE.fullmatch(spec.code)
@@ -156,7 +163,14 @@ def test_compile_codes_are_dotted_lowercase_errors(spec: ErrorSpec) -> None:
     expected_retry = {ExitClass.INVALID: R.AFTER_FIX, ExitClass.UNAVAILABLE: R.WHEN_AVAILABLE,
                       ExitClass.EFFECT_UNCERTAIN: R.RECONCILIATION_ONLY,
                       ExitClass.TERMINAL_FAILURE: R.NEVER}[spec.exit_class]
-    assert spec.retryability is expected_retry
+    assert spec.retryability is RETRYABILITY_EXCEPTIONS.get(spec.code, expected_retry)
+
+
+def test_a_rejected_credential_is_fixed_by_the_operator_not_by_waiting() -> None:
+    spec = ERROR_CATALOG["credential.rejected"]
+    assert (spec.exit_class, spec.retryability) == (ExitClass.UNAVAILABLE, R.AFTER_FIX)
+    assert "credential_ref" in spec.operator_action
+    assert "same delivery key" in spec.operator_action
 
 
 @pytest.mark.parametrize("code", ["yaml.invalid_utf8", "yaml.duplicate_key"])

@@ -127,7 +127,16 @@ CASES = (
            "    to: retry_wait\n"
            "    trigger: {kind: transport, evidence: REQUEST_MAY_HAVE_REACHED_RECEIVER}\n"),),
          "retry_wait_guard",
-         "RETRY_WAIT is entered only from SUBMITTING on REQUEST_NOT_STARTED evidence"),
+         "RETRY_WAIT is entered only from SUBMITTING on REQUEST_NOT_STARTED or certified "
+         "REJECTED_BEFORE_EFFECT evidence"),
+    Case("refusal_enters_retry_wait_uncertified",
+         (("    requires: [response_recorded, rejection_certified_before_effect]\n",
+           "    requires: [response_recorded]\n"),),
+         "retry_wait_guard",
+         "submitting_rejected_before_effect: RETRY_WAIT entry requires "
+         "rejection_certified_before_effect, response_recorded and NONE_PROVEN",
+         "    requires: [response_recorded]\n    cas: {expected_revision: true, journal_epoch: "
+         "true, lease: mutation}\n\n  # --- safe retry"),
     Case("axis_drift_from_runtime_enum",
          (("[PLANNED, SEALED, SUBMITTING, RETRY_WAIT, ACCEPTED, WAITING, VERIFYING, FINALIZED]",
            "[PLANNED, SEALED, SUBMITTING, ACCEPTED, WAITING, VERIFYING, FINALIZED]"),),

@@ -113,10 +113,15 @@ def _only(contract: StateContract, source: str, evidence: str) -> list[str]:
 
 
 def test_safe_retry_path_is_guarded_and_advances_the_attempt_ordinal(contract) -> None:
-    into = [t for t in contract.transitions.values() if t.target == "retry_wait"]
-    assert [t.id for t in into] == ["submitting_not_started_retry"]
-    assert into[0].trigger.evidence == "REQUEST_NOT_STARTED"
-    assert {"request_not_started_proof", "retry_budget_remaining"} <= into[0].requires
+    into = {t.id: t for t in contract.transitions.values() if t.target == "retry_wait"}
+    assert sorted(into) == ["submitting_not_started_retry", "submitting_rejected_before_effect"]
+    assert into["submitting_not_started_retry"].trigger.evidence == "REQUEST_NOT_STARTED"
+    assert {"request_not_started_proof", "retry_budget_remaining"} <= into[
+        "submitting_not_started_retry"].requires
+    rejected = into["submitting_rejected_before_effect"]
+    assert (rejected.source, rejected.trigger.evidence) == ("submitting", "REJECTED_BEFORE_EFFECT")
+    assert {"response_recorded", "rejection_certified_before_effect"} <= rejected.requires
+    assert rejected.lease is LeaseKind.MUTATION
     due = contract.transitions["retry_wait_due"]
     assert (due.source, due.target, due.advances) == ("retry_wait", "submitting",
                                                        ("attempt_ordinal",))

@@ -42,6 +42,12 @@ GUARD = TransitionGuard(CONTRACT)
 PROBES = ("another_tuple", "stale_revision", "stale_epoch", "wrong_lease", "missing_fact",
           "wrong_evidence", "reused_reconciliation_id", "unlisted")
 STARTS = sorted(name for name in CONTRACT.tuples if CONTRACT.outgoing(name))
+# What may enter RETRY_WAIT: the transport's proof that no request started (within the retry
+# budget), or a recorded answer the profile certifies as refused before any effect.
+RETRY_WAIT_PROOFS = {
+    "REQUEST_NOT_STARTED": {"request_not_started_proof", "retry_budget_remaining"},
+    "REJECTED_BEFORE_EFFECT": {"response_recorded", "rejection_certified_before_effect"},
+}
 
 
 class DeliveryMachine(RuleBasedStateMachine):
@@ -155,8 +161,9 @@ class DeliveryMachine(RuleBasedStateMachine):
             assert transition.trigger.kind in {TriggerKind.SUBMIT_RESPONSE,
                                                TriggerKind.OBSERVATION}
         if target.execution_state is ExecutionState.RETRY_WAIT:
-            assert evidence.name == "REQUEST_NOT_STARTED"
-            assert {"request_not_started_proof", "retry_budget_remaining"} <= evidence.facts
+            assert target.remote_effect is RemoteEffect.NONE_PROVEN
+            assert evidence.name in RETRY_WAIT_PROOFS
+            assert RETRY_WAIT_PROOFS[evidence.name] <= evidence.facts
         after = self.counters.advanced(decision)
         self.counters.ensure_monotonic(after, transition.id)
         if evidence.reconciliation_id:

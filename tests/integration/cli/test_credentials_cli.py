@@ -1,0 +1,191 @@
+"""A wrong or missing credential over loopback, on both journals: the run exits 3 with nothing
+applied, and once the credential is fixed a rerun of `dpone deliver` or `dpone delivery resume
+--apply` delivers the child once, with the same delivery key (exit 0). A 401 the profile does
+not certify stays an unknown effect (exit 4) and `inspect` names the status as the likely cause.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _cli_support import ONE_ASYNC_CHILD, TOKEN, TOKEN_ENV, Dpone, Run
+
+from dpone.receiver import ReceiverThread
+
+ONE_SYNC_CHILD = ("2026-08-01", "2026-08-08")
+WRONG = "tok-cli-wrong-9Jx4-never-printed"
+
+
+@pytest.fixture
+def dpone(registry: Path, tmp_path: Path, journal_url: str) -> Dpone:
+    return Dpone(registry, tmp_path / "state", journal=journal_url)
+
+
+def _posts(receiver: ReceiverThread) -> int:
+    requests = receiver.state.ledger.snapshot()["requests"]
+    return sum(count for request, count in requests.items() if request.startswith("POST "))
+
+
+def _stop(run: Run, code: str) -> str:
+    """The parent id of a run that stopped with ``code`` (exit 3): from the delivery result, or
+    from the error document's operation id."""
+    assert run.code == 3, run.out + run.err
+    document = run.json()
+    if document["schema"] == "dpone.delivery_result.v1":
+        assert document["blocked"]["code"] == code
+        assert document["blocked"]["remote_effect"] == "NONE_PROVEN"
+        return str(document["parent_id"])
+    assert document["schema"] == "dpone.error.v1"
+    assert document["code"] == code
+    assert document["operation_id"], document
+    return str(document["operation_id"]).rsplit("_", 1)[0]
+
+
+def _waiting_child(dpone: Dpone, parent_id: str, code: str) -> dict[str, Any]:
+    """Child 1 as inspect shows it: waiting in retry_wait, nothing applied, resumable."""
+    inspected = dpone.inspect(parent_id, "--format", "json")
+    assert inspected.code == 0, inspected.out + inspected.err
+    child: dict[str, Any] = inspected.json()["children"][0]
+    assert child["state_name"] == "retry_wait"
+    assert child["axes"]["remote_effect"] == "NONE_PROVEN"
+    assert child["last_error_code"] == code
+    assert child["allowed_actions"] == ["resume_delivery"]
+    return child
+
+
+def _delivered_once(run: Run, receiver: ReceiverThread, waiting: dict[str, Any]) -> None:
+    """Exit 0, the waiting child delivered as a new attempt with its delivery key, once."""
+    assert run.code == 0, run.out + run.err
+    document = run.json()
+    assert document["schema"] == "dpone.delivery_result.v1"
+    assert document["status"] == "completed"
+    child = document["children"][0]
+    assert child["delivery_key"] == waiting["delivery_key"]
+    assert child["attempt_ordinal"] == waiting["attempt_ordinal"] + 1
+    assert child["state_name"] == "final_succeeded_full_promoted"
+    ledger = receiver.state.ledger.snapshot()
+    assert ledger["mutations_total"] == 1 and ledger["duplicate_mutations"] == 0
+    assert TOKEN not in run.out + run.err and WRONG not in run.out + run.err
+
+
+def _uncertify(registry: Path) -> None:
+    profile = registry / "profiles" / "mock.batch-ndjson@1.yaml"
+    text = profile.read_text(encoding="utf-8")
+    profile.write_text(re.sub(r"^  rejected_before_effect_statuses: .*\n", "", text, flags=re.M),
+                       encoding="utf-8")
+
+
+def test_a_wrong_token_exits_3_and_the_right_token_delivers_on_rerun(
+        dpone: Dpone, receiver: ReceiverThread, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(TOKEN_ENV, WRONG)
+
+    run = dpone.deliver("measurements_sync", ONE_SYNC_CHILD, "--format", "json")
+
+    parent_id = _stop(run, "credential.rejected")
+    blocked = run.json()["blocked"]
+    assert blocked["exit_code"] == 3
+    assert blocked["evidence"]["http_status"] == 401
+    assert blocked["evidence"]["credential_ref"] == f"env:{TOKEN_ENV}"
+    assert blocked["allowed_actions"] == ["fix_credential", "resume_delivery"]
+    assert "credential_ref" in blocked["operator_action"]
+    waiting = _waiting_child(dpone, parent_id, "credential.rejected")
+    assert waiting["likely_cause"]["http_status"] == 401
+    text = dpone.inspect(parent_id)
+    assert "likely cause: receiver answered 401: likely an authentication refusal the profile " \
+        "certifies as refused before effect" in text.out
+    assert receiver.state.ledger.snapshot()["mutations_total"] == 0
+    assert _posts(receiver) == 1
+
+    monkeypatch.setenv(TOKEN_ENV, TOKEN)
+    _delivered_once(dpone.deliver("measurements_sync", ONE_SYNC_CHILD, "--format", "json"),
+                    receiver, waiting)
+    assert _posts(receiver) == 2
+
+
+def test_a_wrong_token_then_resume_apply_delivers_the_same_key(
+        dpone: Dpone, receiver: ReceiverThread, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(TOKEN_ENV, WRONG)
+    parent_id = _stop(dpone.deliver("measurements_async", ONE_ASYNC_CHILD, "--format", "json"),
+                      "credential.rejected")
+    waiting = _waiting_child(dpone, parent_id, "credential.rejected")
+    monkeypatch.setenv(TOKEN_ENV, TOKEN)
+
+    preview = dpone.resume(parent_id, "--format", "json")
+
+    assert preview.code == 0, preview.out + preview.err
+    [child] = preview.json()["children"]
+    assert (child["next_action"], child["on_apply"]) == ("resume_delivery", "submit")
+    assert "submit attempt 2 of the sealed request" in child["on_apply_text"]
+    assert "same delivery key" in child["on_apply_text"]
+    assert _posts(receiver) == 1
+    _delivered_once(dpone.resume(parent_id, "--apply", "--wait", "--format", "json"), receiver,
+                    waiting)
+
+
+def test_a_missing_credential_exits_3_and_a_rerun_after_exporting_it_delivers(
+        dpone: Dpone, receiver: ReceiverThread, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(TOKEN_ENV)
+
+    run = dpone.deliver("measurements_sync", ONE_SYNC_CHILD, "--format", "json")
+
+    parent_id = _stop(run, "credential.unavailable")
+    assert TOKEN_ENV in run.out
+    waiting = _waiting_child(dpone, parent_id, "credential.unavailable")
+    assert "likely_cause" not in waiting
+    assert receiver.state.ledger.snapshot()["requests"] == {}
+    again = dpone.deliver("measurements_sync", ONE_SYNC_CHILD, "--format", "json")
+    _stop(again, "credential.unavailable")  # still missing: still waiting, still resumable
+    waiting = _waiting_child(dpone, parent_id, "credential.unavailable")
+
+    monkeypatch.setenv(TOKEN_ENV, TOKEN)
+    _delivered_once(dpone.deliver("measurements_sync", ONE_SYNC_CHILD, "--format", "json"),
+                    receiver, waiting)
+    assert _posts(receiver) == 1
+
+
+def test_a_missing_credential_then_resume_preview_and_apply_deliver(
+        dpone: Dpone, receiver: ReceiverThread, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(TOKEN_ENV)
+    parent_id = _stop(dpone.deliver("measurements_sync", ONE_SYNC_CHILD, "--format", "json"),
+                      "credential.unavailable")
+    waiting = _waiting_child(dpone, parent_id, "credential.unavailable")
+    monkeypatch.setenv(TOKEN_ENV, TOKEN)
+
+    preview = dpone.resume(parent_id)
+
+    assert preview.code == 0, preview.out + preview.err
+    assert "child 1 retry_wait: next resume_delivery; --apply: submit attempt 2 of the sealed " \
+        "request" in preview.out
+    assert "stop with" not in preview.out
+    _delivered_once(dpone.resume(parent_id, "--apply", "--format", "json"), receiver, waiting)
+    assert _posts(receiver) == 1
+
+
+def test_an_uncertified_401_exits_4_and_inspect_names_the_status(
+        dpone: Dpone, registry: Path, receiver: ReceiverThread,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    _uncertify(registry)
+    monkeypatch.setenv(TOKEN_ENV, WRONG)
+
+    run = dpone.deliver("measurements_sync", ONE_SYNC_CHILD, "--format", "json")
+
+    assert run.code == 4, run.out + run.err
+    document = run.json()
+    assert document["blocked"]["code"] == "REST_DELIVERY_PROTOCOL_UNKNOWN"
+    assert document["blocked"]["remote_effect"] == "UNKNOWN"
+    parent_id = document["parent_id"]
+    inspected = dpone.inspect(parent_id, "--format", "json")
+    assert inspected.code == 0, inspected.out + inspected.err
+    cause = inspected.json()["children"][0]["likely_cause"]
+    expected = ("receiver answered 401: likely an authentication refusal; the profile does not "
+                "certify it as refused before effect")
+    assert cause["http_status"] == 401 and cause["summary"].startswith(expected)
+    text = dpone.inspect(parent_id)
+    assert f"likely cause: {expected}" in text.out
+    monkeypatch.setenv(TOKEN_ENV, TOKEN)
+    again = dpone.deliver("measurements_sync", ONE_SYNC_CHILD, "--format", "json")
+    assert again.code == 4, again.out + again.err  # nothing proves the 401 applied nothing
+    assert _posts(receiver) == 1
