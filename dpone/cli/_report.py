@@ -13,7 +13,7 @@ from dpone.contracts.journal import ChildOperation, ParentOperation
 from dpone.contracts.sealed import SealedChild
 
 RECEIPT_FIELDS = ("id", "batch_id", "http_status", "phase", "accepted_rows", "rejected_rows",
-                  "retry_after_s")
+                  "retry_after_s", "key_echo")
 
 
 def child_row(child: ChildOperation, rows: int | None = None,
@@ -65,6 +65,8 @@ def _receipt_text(receipt: dict[str, Any]) -> str:
         shown += f" accepted={receipt['accepted_rows']}"
     if receipt.get("rejected_rows"):
         shown += f" rejected={receipt['rejected_rows']}"
+    if receipt.get("key_echo") == "mismatch":
+        shown += " key-echo-mismatch"
     if not shown and "http_status" in receipt:
         shown = f"http {receipt['http_status']}"
     return shown.strip()

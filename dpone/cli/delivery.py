@@ -3,8 +3,9 @@ resume` continues one: :mod:`dpone.cli.resume`).
 
 ``--operation-id`` takes a parent id (``op_v1_<hex>``) or a child id (``op_v1_<hex>_NNNN``).
 The report shows every outcome axis per child, the checkpoint frontier, artifact ids, the
-receipt's age and certified TTL horizon (when the plan is in the plan store), attempts, and
-the machine-readable allowed next actions. It never shows headers, credentials, payload rows or
+receipt's age and certified TTL horizon (when the plan is in the plan store), attempts, the
+machine-readable allowed next actions, and what verification rests on: counters only, or
+counters and a certified key echo in the poll answer. It never shows headers, credentials, payload rows or
 response bodies: only journal facts and bounded receipt scalars.
 """
 
@@ -28,6 +29,7 @@ from dpone.cli._inputs import (
 )
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
 from dpone.cli._report import child_rows, render_table
+from dpone.cli._verification_basis import verification_basis, verification_text
 from dpone.cli.delivery_list import list_command
 from dpone.cli.resume import resume_command
 from dpone.contracts import DponeError
@@ -111,6 +113,7 @@ def _document(journal: DeliveryJournalView, parent: ParentOperation, only: str |
     if plan is not None:
         document["profile"] = plan.profile.snapshot.ref
         document["authority"] = plan.binding.snapshot.authority
+    document["verification"] = verification_basis(plan)
     return document
 
 
@@ -136,6 +139,7 @@ def _text(document: dict[str, Any]) -> str:
              f"  plan {document['plan_digest']}"]
     if "profile" in document:
         lines.append(f"  profile {document['profile']} -> {document['authority']}")
+    lines.append(verification_text(document["verification"]))
     lines += ["", render_table(document["children"]), ""]
     lines += _keys_text(document["children"])
     for child in document["children"]:

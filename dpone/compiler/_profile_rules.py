@@ -150,6 +150,7 @@ def check_profile(profile: OperationProfile, doc: LoadedDocument) -> dict[str, A
                                         TemplateContext.PATH, allow_receipt=True)
         _pointer(doc, ("acknowledgement", "poll", "state", "body_json_pointer"),
                  ack.poll.state.body_json_pointer)
+        _check_key_echo(profile, parsed, doc)
     for name, extractor in ack.receipt.items():
         _pointer(doc, ("acknowledgement", "receipt", name, "body_json_pointer"),
                  extractor.body_json_pointer)
@@ -158,3 +159,35 @@ def check_profile(profile: OperationProfile, doc: LoadedDocument) -> dict[str, A
         if extractor is not None:
             _pointer(doc, ("verification", key, "body_json_pointer"), extractor.body_json_pointer)
     return parsed
+
+
+def _carries_key(parsed: dict[str, Any]) -> bool:
+    """True when a rendered request template (path, query, header, scalar part) sends the
+    ``receiver_mutation_key`` symbol."""
+    templates = [parsed["path"], *parsed["query"].values(), *parsed["headers"].values(),
+                 *parsed["scalar_parts"].values()]
+    return any(part.get("symbol") == "receiver_mutation_key"
+               for template in templates for part in template["parts"])
+
+
+def _check_key_echo(profile: OperationProfile, parsed: dict[str, Any],
+                    doc: LoadedDocument) -> None:
+    """A certified key echo must compare with a key the sealed request actually carries."""
+    poll = profile.acknowledgement.poll
+    echo = poll.key_echo if poll is not None else None
+    if echo is None:
+        return
+    where: YamlPath = ("acknowledgement", "poll", "key_echo")
+    _pointer(doc, (*where, "body_json_pointer"), echo.body_json_pointer)
+    if echo.form == "payload_filename" and profile.request.body.type != "multipart_file":
+        raise _fail("schema.invalid_value", "key_echo form payload_filename compares the poll "
+                    "answer with the sealed multipart filename, but the request body is not "
+                    "multipart_file", doc, (*where, "form"),
+                    hint="use form: receiver_mutation_key with a request template that "
+                    "carries {receiver_mutation_key}")
+    if echo.form == "receiver_mutation_key" and not _carries_key(parsed):
+        raise _fail("schema.invalid_value", "key_echo form receiver_mutation_key compares the "
+                    "poll answer with a key the request never sends: no path, query, header or "
+                    "scalar part template carries {receiver_mutation_key}", doc, (*where, "form"),
+                    hint="send the key in a request template, or use form: payload_filename "
+                    "for a multipart filename")

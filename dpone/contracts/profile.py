@@ -99,7 +99,41 @@ class Duplicate(StrictModel):
     same_key_receipt: dict[Name, Extractor] = {}
 
 
+class KeyEcho(StrictModel):
+    """Where a receipt poll answer echoes the receiver mutation key of the job it describes.
+
+    Certifying an echo binds every 200 poll answer to the child that submitted the job: the
+    value at ``body_json_pointer`` (or in ``header``) must equal the key in the ``form`` the
+    sealed request carried it. ``payload_filename``: the sealed multipart filename
+    (``<hex of receiver_mutation_key>.<extension>``; needs a ``multipart_file`` body);
+    ``receiver_mutation_key``: the key itself (``sha256:<hex>``; needs a request template that
+    sends ``{receiver_mutation_key}``). The compiler refuses a form the sealed request does not
+    carry. An answer without the echo, or with another value (a reused receipt id naming
+    another job), is not an answer about this child: the poll is protocol-unknown and the
+    remote effect UNKNOWN. Without a certified echo, a poll answer is trusted on its counters
+    alone.
+    """
+
+    body_json_pointer: Pointer | None = None
+    header: HeaderName | None = None
+    form: Literal["payload_filename", "receiver_mutation_key"] = "payload_filename"
+
+    @model_validator(mode="after")
+    def _exactly_one_source(self) -> KeyEcho:
+        if (self.body_json_pointer is None) == (self.header is None):
+            raise ValueError("give exactly one of 'body_json_pointer' or 'header'")
+        return self
+
+    def extractor(self) -> Extractor:
+        """The echo as an optional string extractor (a missing echo is a mismatch, not an
+        extraction failure)."""
+        return Extractor(body_json_pointer=self.body_json_pointer, header=self.header,
+                         required=False, type="string")
+
+
 class Poll(StrictModel):
+    """The read-only receipt poll; ``key_echo``, when certified, binds answers to the child."""
+
     method: Literal["GET", "HEAD"]
     path: TemplateText
     state: Extractor
@@ -109,6 +143,7 @@ class Poll(StrictModel):
     failed: tuple[PhaseWord, ...] = ()
     cancelled: tuple[PhaseWord, ...] = ()
     expired_statuses: tuple[Status, ...] = (404, 410)
+    key_echo: KeyEcho | None = None
 
 
 class Acknowledgement(StrictModel):

@@ -8,8 +8,10 @@ Delivery endpoints (the two example profiles):
 * ``POST /mock/v1/dataset-jobs`` — multipart: one gzip CSV part ``file`` whose filename is the
   duplicate key, scalar parts ``range_start`` / ``range_end``; ``202 {"job_id"}``, or ``409
   {"job_id", "filename"}`` naming the original job for a filename already submitted.
-* ``GET /mock/v1/dataset-jobs/{job_id}`` — ``{"job_id", "phase", "rows_accepted",
-  "rows_rejected"}``; 404 for an unknown job, 404/410 for an expired receipt.
+* ``GET /mock/v1/dataset-jobs/{job_id}`` — ``{"job_id", "filename", "phase", "rows_accepted",
+  "rows_rejected"}`` (``filename`` echoes the job's duplicate key); 404 for an unknown job
+  (a job of an earlier receiver start included: job ids are ``job-<boot id>-<number>``),
+  404/410 for an expired receipt.
 
 Control endpoints (same authentication, never counted, never faulted): ``GET /mock/_ledger``
 (``?rows=1`` adds parsed rows), ``GET|POST /mock/_faults``, ``POST /mock/_reset``.

@@ -6,6 +6,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from dpone.receiver._jobs import BOOT_ID
+
 Clock = Callable[[], float]
 """Returns the current time in seconds since the Unix epoch."""
 
@@ -22,7 +24,9 @@ class ReceiverConfig:
     for the second half, then terminal. ``clock`` drives jobs and ``applied_at`` stamps.
     ``max_body_bytes`` / ``max_decoded_bytes`` bound one request body and one gunzipped file.
     ``retained_rows`` bounds how many parsed rows the ledger keeps for ``?rows=1`` (all rows are
-    always counted).
+    always counted). ``boot_id`` (8 lowercase hex digits) is the start-specific part of every
+    job id (``job-<boot id>-000001``); unset, each receiver start draws a random one, so job ids
+    never repeat across restarts. Pin it only to model a receiver whose job ids do repeat.
     """
 
     token: str | None = field(default=None, repr=False)
@@ -31,6 +35,7 @@ class ReceiverConfig:
     max_body_bytes: int = 64 * MIB
     max_decoded_bytes: int = 256 * MIB
     retained_rows: int = 200_000
+    boot_id: str | None = None
 
     def __post_init__(self) -> None:
         if self.token is not None and not self.token:
@@ -39,6 +44,8 @@ class ReceiverConfig:
             raise ValueError("processing_seconds must be non-negative")
         if self.max_body_bytes <= 0 or self.max_decoded_bytes <= 0 or self.retained_rows < 0:
             raise ValueError("receiver limits must be positive")
+        if self.boot_id is not None and not BOOT_ID.fullmatch(self.boot_id):
+            raise ValueError("boot_id must be 8 lowercase hex digits")
 
 
 class ManualClock:

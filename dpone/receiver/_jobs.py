@@ -7,11 +7,18 @@ rejected), ``cancelled`` or ``error`` (``apply_rows`` rows applied). A job can a
 externally before that time. Rows are applied to the ledger once, when the job ends, stamped
 with the job's end time; ``settle`` is called on every request, so no poll is needed for a
 due job to take effect.
+
+Job ids are ``job-<boot id>-<number>``: the boot id is 8 hex digits drawn when the book is made
+(one per receiver start), the number counts from 000001 and is never reset, so a receipt issued
+before a restart never names a job of the restarted receiver. A status answer echoes the job's
+``filename`` (the submitted duplicate key), so a client can check that a receipt names its job.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
+import secrets
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -21,6 +28,7 @@ from dpone.receiver._ledger import Ledger
 Phase = Literal["pending", "running", "complete", "incomplete", "error", "cancelled"]
 Ending = Literal["complete", "incomplete", "error", "cancelled"]
 JOB_RESOURCE = "dataset-jobs"
+BOOT_ID = re.compile(r"[0-9a-f]{8}")
 
 
 @dataclass
@@ -43,12 +51,19 @@ class Job:
         return "pending" if now - self.created_at < processing_seconds / 2 else "running"
 
     def to_json(self, now: float, processing_seconds: float) -> dict[str, Any]:
-        return {"job_id": self.job_id, "phase": self.phase(now, processing_seconds),
+        return {"job_id": self.job_id, "filename": self.filename,
+                "phase": self.phase(now, processing_seconds),
                 "rows_accepted": self.rows_accepted, "rows_rejected": self.rows_rejected}
 
 
 class JobBook:
-    def __init__(self, ledger: Ledger, processing_seconds: float) -> None:
+    """The jobs of one receiver start; ``boot_id`` (8 hex digits) is random unless given."""
+
+    def __init__(self, ledger: Ledger, processing_seconds: float,
+                 boot_id: str | None = None) -> None:
+        if boot_id is not None and not BOOT_ID.fullmatch(boot_id):
+            raise ValueError("a boot id is 8 lowercase hex digits")
+        self.boot_id = boot_id or secrets.token_hex(4)
         self._ledger = ledger
         self._processing = processing_seconds
         self._lock = threading.RLock()
@@ -74,8 +89,8 @@ class JobBook:
                scope: dict[str, str]) -> Job:
         """A new job; the caller has checked that ``filename`` is not taken."""
         with self._lock:
-            job = Job(job_id=f"job-{next(self._ids):06d}", filename=filename, created_at=now,
-                      rows=rows, scope=scope)
+            job = Job(job_id=f"job-{self.boot_id}-{next(self._ids):06d}", filename=filename,
+                      created_at=now, rows=rows, scope=scope)
             self._jobs[job.job_id] = job
             self._active[job.job_id] = job
             self._by_filename[filename] = job.job_id

@@ -14,7 +14,7 @@ class ReceiverState:
     def __init__(self, config: ReceiverConfig) -> None:
         self.config = config
         self.ledger = Ledger(config.retained_rows)
-        self.jobs = JobBook(self.ledger, config.processing_seconds)
+        self.jobs = JobBook(self.ledger, config.processing_seconds, config.boot_id)
         self.faults = FaultBook()
         self._batch_ids = itertools.count(1)  # never reset, like job ids
 

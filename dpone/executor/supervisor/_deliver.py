@@ -136,7 +136,7 @@ def _child(ctx: RunContext, operation: ChildOperation, sealed: SealedChild, *,
             return submitted
         operation = submitted
     if operation.state_name in OBSERVING_STATES:
-        observed = observe(ctx, operation, wait=wait)
+        observed = observe(ctx, operation, sealed, wait=wait)
         if isinstance(observed, DeliveryBlocked) or observed.state_name in OBSERVING_STATES:
             return observed
         operation = observed

@@ -6,6 +6,11 @@ its counters, an expired receipt (404/410) finalizes the effect as UNKNOWN and n
 resubmit, and an external cancellation is observed, never invoked. A poll that fails in
 transport is repeated within the observation budget and records nothing.
 
+When the profile certifies a key echo (``acknowledgement.poll.key_echo``), every 200 answer must
+echo this child's receiver mutation key as the sealed request carried it: an answer without it
+or with another value (a reused receipt id naming another job) is protocol-unknown, the effect
+UNKNOWN, and none of its phase or counters are recorded as this child's.
+
 Verification compares the receiver's counters with the sealed row count: only all rows
 accounted with none rejected is FULLY_APPLIED and checkpoint-eligible.
 """
@@ -18,7 +23,7 @@ from typing import Final
 
 from dpone.contracts import DponeError
 from dpone.contracts.journal import ChildOperation, Lease
-from dpone.contracts.profile import Extractor, Poll
+from dpone.contracts.profile import Extractor, KeyEcho, Poll, ResponseBounds
 from dpone.contracts.sealed import SealedChild
 from dpone.executor.supervisor._actions import OBSERVING_STATES
 from dpone.executor.supervisor._context import RunContext, scalars
@@ -58,7 +63,24 @@ def _phase(poll: Poll, word: str) -> str:
     return "protocol_unknown"
 
 
-def observe(ctx: RunContext, operation: ChildOperation, *,
+def expected_echo(echo: KeyEcho, operation: ChildOperation, sealed: SealedChild) -> str | None:
+    """The key as the sealed request carried it: its multipart filename, or the key itself."""
+    if echo.form == "payload_filename":
+        return sealed.request.filename
+    return operation.receiver_mutation_key
+
+
+def echo_matches(echo: KeyEcho, expected: str | None, response: Response,
+                 bounds: ResponseBounds) -> bool:
+    """True when ``response`` echoes ``expected``; missing, unreadable or other is False."""
+    try:
+        values = extract({"key_echo": echo.extractor()}, response, bounds)
+    except ExtractionError:
+        return False
+    return expected is not None and values.get("key_echo") == expected
+
+
+def observe(ctx: RunContext, operation: ChildOperation, sealed: SealedChild, *,
             wait: bool) -> ChildOperation | DeliveryBlocked:
     """Poll an ACCEPTED/WAITING child until it leaves observation.
 
@@ -84,7 +106,7 @@ def observe(ctx: RunContext, operation: ChildOperation, *,
             answered = isinstance(response, Response) and (
                 response.status == 200 or response.status in poll.expired_statuses)
             if isinstance(response, Response) and answered:
-                operation, code = _record_poll(ctx, poll, operation, lease, response)
+                operation, code = _record_poll(ctx, poll, operation, sealed, lease, response)
                 if code is not None:
                     return ctx.blocked(operation, code)
                 failures = 0
@@ -119,13 +141,22 @@ def _poll_delay(ctx: RunContext, failures: int, outcome: Response | Failure) -> 
     return delay
 
 
-def _record_poll(ctx: RunContext, poll: Poll, operation: ChildOperation, lease: Lease,
-                 response: Response) -> tuple[ChildOperation, str | None]:
+def _record_poll(ctx: RunContext, poll: Poll, operation: ChildOperation, sealed: SealedChild,
+                 lease: Lease, response: Response) -> tuple[ChildOperation, str | None]:
     profile = ctx.plan.profile.snapshot
+    bounds = profile.observability.response_bounds
     values: dict[str, str | int] = {"http_status": response.status}
+    reason: dict[str, str] = {}
     if response.status in poll.expired_statuses:
         outcome = "receipt_expired"
+    elif poll.key_echo is not None and not echo_matches(
+            poll.key_echo, expected_echo(poll.key_echo, operation, sealed), response, bounds):
+        outcome = "protocol_unknown"  # an answer about another job: record nothing of it
+        values["key_echo"] = "mismatch"
+        reason = {"reason": "key_echo_mismatch"}
     else:
+        if poll.key_echo is not None:
+            values["key_echo"] = "matched"
         extractors: dict[str, Extractor] = {"phase": poll.state}
         if profile.verification.counters_from == "poll_response":
             extractors["accepted_rows"] = profile.verification.accepted_rows.model_copy(
@@ -134,7 +165,7 @@ def _record_poll(ctx: RunContext, poll: Poll, operation: ChildOperation, lease: 
                 extractors["rejected_rows"] = profile.verification.rejected_rows.model_copy(
                     update={"required": False})
         try:
-            values.update(extract(extractors, response, profile.observability.response_bounds))
+            values.update(extract(extractors, response, bounds))
             outcome = _phase(poll, str(values["phase"]))
         except ExtractionError:
             outcome = "protocol_unknown"
@@ -145,7 +176,7 @@ def _record_poll(ctx: RunContext, poll: Poll, operation: ChildOperation, lease: 
     receipt = {**(operation.receipt or {}), **values}
     updated = ctx.step(operation, lease, f"{operation.state_name}_{suffix}", "observation", name,
                        ["observation_recorded"], receipt=receipt, next_check_after=due,
-                       error_code=code, observation={**values, "outcome": outcome})
+                       error_code=code, observation={**values, "outcome": outcome, **reason})
     return updated, code
 
 

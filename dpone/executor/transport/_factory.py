@@ -3,10 +3,25 @@
 from __future__ import annotations
 
 from dpone.contracts.plan import RestDeliveryPlan
+from dpone.contracts.profile import Extractor, KeyEcho, OperationProfile
 from dpone.executor.transport._credentials import resolve_credentials
 from dpone.executor.transport._http import HttpTransport
 from dpone.executor.transport._model import TransportTimeouts
 from dpone.executor.transport._secret import Credential
+
+
+def extracted_headers(profile: OperationProfile) -> frozenset[str]:
+    """The response headers the profile's certified extractors read (receipt, duplicate proof,
+    poll state, key echo, counters): kept besides the default allowlist, all others dropped."""
+    ack, verification = profile.acknowledgement, profile.verification
+    sources: list[Extractor | KeyEcho | None] = [
+        *ack.receipt.values(), verification.accepted_rows, verification.rejected_rows]
+    if ack.duplicate is not None:
+        sources += ack.duplicate.same_key_receipt.values()
+    if ack.poll is not None:
+        sources += [ack.poll.state, ack.poll.key_echo]
+    return frozenset(source.header.lower() for source in sources
+                     if source is not None and source.header is not None)
 
 
 def transport_for(plan: RestDeliveryPlan, credential: Credential | None = None) -> HttpTransport:
@@ -20,4 +35,5 @@ def transport_for(plan: RestDeliveryPlan, credential: Credential | None = None) 
     return HttpTransport(binding, credential or resolve_credentials(binding),
                          timeouts=TransportTimeouts.from_profile(profile.timeouts, tls=tls),
                          max_response_bytes=profile.observability.response_bounds.max_body_bytes,
-                         max_connections=profile.rate.max_active_requests)
+                         max_connections=profile.rate.max_active_requests,
+                         response_headers=extracted_headers(profile))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from datetime import UTC, datetime
@@ -31,15 +32,17 @@ def test_job_lifecycle_applies_rows_once_at_completion(client: httpx.Client, clo
     job_id = submitted.json()["job_id"]
     assert submitted.headers["location"] == f"{JOBS_PATH}/{job_id}"
 
-    assert job(client, job_id).json() == {"job_id": job_id, "phase": "pending",
-                                          "rows_accepted": 0, "rows_rejected": 0}
+    assert job(client, job_id).json() == {"job_id": job_id, "filename": FILENAME,
+                                          "phase": "pending", "rows_accepted": 0,
+                                          "rows_rejected": 0}
     clock.advance(PROCESSING_SECONDS * 0.6)
     assert job(client, job_id).json()["phase"] == "running"
     assert ledger(client)["mutations"] == []
 
     clock.advance(PROCESSING_SECONDS)
     done = job(client, job_id).json()
-    assert done == {"job_id": job_id, "phase": "complete", "rows_accepted": 3, "rows_rejected": 0}
+    assert done == {"job_id": job_id, "filename": FILENAME, "phase": "complete",
+                    "rows_accepted": 3, "rows_rejected": 0}
     for _ in range(3):
         assert job(client, job_id).json() == done
     state = ledger(client, rows=True)
@@ -77,6 +80,31 @@ def test_duplicate_filename_answers_409_with_the_original_job_and_applies_nothin
 
 def test_unknown_job_is_404(client: httpx.Client) -> None:
     assert job(client, "job-999999").status_code == 404
+
+
+def test_job_ids_never_repeat_across_a_restart() -> None:
+    """A receipt issued before a restart names no job of the restarted receiver (404)."""
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    issued: list[str] = []
+    for start, filename in enumerate((FILENAME, "7b" + "1" * 62 + ".csv.gz")):
+        with ReceiverThread(ReceiverConfig(token=TOKEN, processing_seconds=0)) as running, \
+                httpx.Client(base_url=running.base_url, headers=headers, trust_env=False) as http:
+            for earlier in issued:
+                assert job(http, earlier).status_code == 404
+            issued.append(submit_job(http, filename).json()["job_id"])
+            assert job(http, issued[-1]).json()["filename"] == filename
+        assert re.fullmatch(r"job-[0-9a-f]{8}-000001", issued[-1]), (start, issued)
+    assert issued[0] != issued[1]
+
+
+def test_a_pinned_boot_id_repeats_job_ids_as_an_unsafe_receiver_would() -> None:
+    issued = []
+    for _ in range(2):
+        with ReceiverThread(ReceiverConfig(token=TOKEN, boot_id="0badc0de")) as running, \
+                httpx.Client(base_url=running.base_url, headers={"Authorization": f"Bearer {TOKEN}"},
+                             trust_env=False) as http:
+            issued.append(submit_job(http, FILENAME).json()["job_id"])
+    assert issued == ["job-0badc0de-000001", "job-0badc0de-000001"]
 
 
 def test_malformed_submits_are_refused_without_a_job(client: httpx.Client) -> None:

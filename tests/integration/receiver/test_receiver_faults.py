@@ -144,8 +144,9 @@ def test_partial_async_ends_incomplete_with_counts(client: httpx.Client, clock: 
     job_id = submit_job(client, FILENAME).json()["job_id"]
     clock.advance(PROCESSING_SECONDS)
 
-    assert job(client, job_id).json() == {"job_id": job_id, "phase": "incomplete",
-                                          "rows_accepted": 2, "rows_rejected": 1}
+    assert job(client, job_id).json() == {"job_id": job_id, "filename": FILENAME,
+                                          "phase": "incomplete", "rows_accepted": 2,
+                                          "rows_rejected": 1}
     assert ledger(client)["rows_by_key"] == {FILENAME: 2}
 
 
@@ -182,8 +183,9 @@ def test_cancel_job_while_running_applies_nothing_by_default(client: httpx.Clien
 
     assert job(client, job_id).json()["phase"] == "cancelled"
     clock.advance(PROCESSING_SECONDS)
-    assert job(client, job_id).json() == {"job_id": job_id, "phase": "cancelled",
-                                          "rows_accepted": 0, "rows_rejected": 0}
+    assert job(client, job_id).json() == {"job_id": job_id, "filename": FILENAME,
+                                          "phase": "cancelled", "rows_accepted": 0,
+                                          "rows_rejected": 0}
     state = ledger(client)
     assert state["rows_total"] == 0
     assert state["mutations_total"] == 1  # an empty application, stamped at cancellation
@@ -195,8 +197,9 @@ def test_cancel_job_on_submit_with_partial_application(client: httpx.Client, clo
     assert job(client, job_id).json()["phase"] == "pending"
     clock.advance(PROCESSING_SECONDS)
 
-    assert job(client, job_id).json() == {"job_id": job_id, "phase": "cancelled",
-                                          "rows_accepted": 2, "rows_rejected": 0}
+    assert job(client, job_id).json() == {"job_id": job_id, "filename": FILENAME,
+                                          "phase": "cancelled", "rows_accepted": 2,
+                                          "rows_rejected": 0}
     assert ledger(client)["rows_by_key"] == {FILENAME: 2}
 
 
