@@ -10,6 +10,7 @@ drives an admitted delivery from the journal, its plan and its sealed payload do
 
 from dpone.executor.supervisor._actions import ACTIONS, allowed_actions, resume_step
 from dpone.executor.supervisor._admission import parent_admission
+from dpone.executor.supervisor._context import RetryWait, StepObserver, WaitObserver
 from dpone.executor.supervisor._deliver import check_profile, deliver, deliver_sync
 from dpone.executor.supervisor._request import outbound_request, poll_request
 from dpone.executor.supervisor._results import (
@@ -28,6 +29,9 @@ __all__ = [
     "DeliveryCompleted",
     "DeliveryPending",
     "DeliveryResult",
+    "RetryWait",
+    "StepObserver",
+    "WaitObserver",
     "allowed_actions",
     "check_profile",
     "deliver",
