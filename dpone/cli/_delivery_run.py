@@ -1,5 +1,11 @@
 """What `dpone deliver` and `dpone delivery resume` share: the lazy transport, the progress
-lines, the ``dpone.delivery_result.v1`` document, its text summary and the exit code."""
+lines, the ``dpone.delivery_result.v1`` document, its text summary, the next command and the
+exit code.
+
+Once a delivery is admitted every run ends with that document: ``completed``, ``pending``,
+``blocked`` (a child's own outcome stopped it) or ``stopped`` (a :class:`DeliveryStopped`: an
+error of the run's environment, raised by the supervisor after admission and rendered here with
+the journal's state of every child; its exit code is the error's catalog class)."""
 
 from __future__ import annotations
 

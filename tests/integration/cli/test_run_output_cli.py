@@ -10,6 +10,7 @@ import re
 import shlex
 import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _cli_support import FULL, ONE_ASYNC_CHILD, TOKEN_ENV, Dpone, Run, bind_registry
@@ -35,7 +36,7 @@ def _next(run: Run) -> list[str]:
     return words[1:]
 
 
-def _assert_stopped(run: Run, code: str, parent_id: str | None = None) -> dict[str, object]:
+def _assert_stopped(run: Run, code: str, parent_id: str | None = None) -> dict[str, Any]:
     assert run.code == 3, run.out + run.err
     document = run.json()
     assert document["schema"] == "dpone.delivery_result.v1"
@@ -62,7 +63,7 @@ def test_an_unreachable_receiver_gives_the_summary_and_one_schema_on_every_run(
 
     document = _assert_stopped(first, "receiver.unavailable")
     parent_id = str(document["parent_id"])
-    [child] = document["children"]  # type: ignore[misc]
+    [child] = document["children"]
     assert child["state_name"] == "retry_wait"
     assert child["axes"]["remote_effect"] == "NONE_PROVEN"
     assert document["next_command"].endswith("--apply")
