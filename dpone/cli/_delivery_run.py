@@ -1,5 +1,11 @@
 """What `dpone deliver` and `dpone delivery resume` share: the lazy transport, the progress
-lines, the ``dpone.delivery_result.v1`` document, its text summary and the exit code."""
+lines, the ``dpone.delivery_result.v1`` document, its text summary, the next command and the
+exit code.
+
+Once a delivery is admitted every run ends with that document: ``completed``, ``pending``,
+``blocked`` (a child's own outcome stopped it) or ``stopped`` (a :class:`DeliveryStopped`: an
+error of the run's environment, raised by the supervisor after admission and rendered here with
+the journal's state of every child; its exit code is the error's catalog class)."""
 
 from __future__ import annotations
 
@@ -7,20 +13,27 @@ import contextlib
 import datetime as dt
 import os
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import click
 
+from dpone.cli._hints import Locators, inspect_command, resume_command
 from dpone.cli._inputs import close_quietly, open_journal
 from dpone.cli._output import emit_json
+from dpone.cli._progress import MAX_LINES, Progress
 from dpone.cli._report import empty_note, render_table
-from dpone.contracts import ERROR_CATALOG
-from dpone.contracts.journal import ChildOperation, DeliveryJournalPort
+from dpone.contracts import ERROR_CATALOG, DponeError, Retryability
+from dpone.contracts.journal import (
+    ChildOperation,
+    DeliveryJournalPort,
+    DeliveryJournalView,
+    ParentOperation,
+)
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import SealedChild, SealedTopology
-from dpone.executor.supervisor import DeliveryBlocked, DeliveryPending, DeliveryResult
+from dpone.executor.supervisor import DeliveryBlocked, DeliveryPending, DeliveryResult, RetryWait
 from dpone.executor.transport import (
     OutboundRequest,
     RestTransportPort,
@@ -50,20 +63,54 @@ class SealedShape:
 
 
 class StepPrinter:
-    """One stderr line per journal step: the child, its scope and the state it reached."""
+    """Progress of a delivery run on stderr.
+
+    Up to :data:`~dpone.cli._progress.MAX_LINES` children: one line per journal step (the
+    child, its scope and the state it reached). Beyond that: a counter of finished children
+    (a bar on a terminal, bounded plain lines otherwise). In both: one line per failed submit
+    or receipt poll that the run repeats, with the reason and the next attempt's time.
+    """
 
     def __init__(self, shape: SealedShape) -> None:
         self._total = len(shape.children)
         self._scopes = {c.descriptor.ordinal: f"[{c.descriptor.scope_from}, {c.descriptor.scope_to})"
                         for c in shape.children}
+        self._progress = Progress("delivering", "finished child")
+        self._detailed = self._total <= MAX_LINES
+        self._finished: set[int] = set()
 
     def __call__(self, operation: ChildOperation, transition_id: str) -> None:
+        if not self._detailed:
+            if operation.axes.execution_state == "FINALIZED":
+                self._finished.add(operation.ordinal)
+                self._progress(len(self._finished), self._total)
+            return
         receipt = operation.receipt or {}
         shown = receipt.get("id") or receipt.get("batch_id") or ""
         phase = f" phase={receipt['phase']}" if "phase" in receipt else ""
         attempt = f" attempt {operation.attempt_ordinal}" if transition_id == "enter_submitting" else ""
-        click.echo(f"  child {operation.ordinal}/{self._total} {self._scopes[operation.ordinal]} "
-                   f"{operation.state_name}{attempt}{phase} {shown}".rstrip(), err=True)
+        self._progress.note(f"  {self._child(operation.ordinal)} {operation.state_name}{attempt}"
+                            f"{phase} {shown}".rstrip())
+
+    def wait(self, event: RetryWait) -> None:
+        """One line per failed submit or receipt poll the run repeats after a delay."""
+        bound = f"{event.attempt} of {event.max_attempts}"
+        failed, then = {
+            "submit": (f"submit attempt {bound} never reached the receiver",
+                       f"attempt {event.attempt + 1}"),
+            "replay": (f"submit attempt {bound} did not complete",
+                       f"same-key replay (attempt {event.attempt + 1})"),
+            "poll_receipt": (f"receipt poll failed ({bound} in a row)", "next poll"),
+        }[event.action]
+        at = event.next_attempt_at.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        self._progress.note(f"  {self._child(event.ordinal)} {failed} ({event.reason}); {then} "
+                            f"at {at} (in {event.delay_s:.1f} s)")
+
+    def close(self) -> None:
+        self._progress.close()
+
+    def _child(self, ordinal: int) -> str:
+        return f"child {ordinal}/{self._total} {self._scopes.get(ordinal, '')}".rstrip()
 
 
 class LazyTransport:
@@ -103,8 +150,64 @@ def delivery_ports(plan: RestDeliveryPlan, journal_url: str, *, environment_id: 
         yield journal, transport
 
 
-def result_document(result: DeliveryResult, shape: SealedShape,
-                    children: list[dict[str, Any]]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class DeliveryStopped:
+    """An admitted delivery that this run left on a failure outside the children's own
+    outcome: the receiver or the credential unavailable, the journal or the artifact store
+    failing, a lease held elsewhere. ``error`` carries the catalog code and exit code; the
+    journal keeps every child's state, and the run can be continued with ``resume``."""
+
+    error: DponeError
+    parent_id: str
+    checkpoint_frontier: int
+    kind: Literal["stopped"] = "stopped"
+
+    @classmethod
+    def of(cls, error: DponeError, parent: ParentOperation) -> DeliveryStopped:
+        return cls(error, parent.parent_id, parent.checkpoint_frontier)
+
+    @property
+    def resumable(self) -> bool:
+        """True when the stop is an unavailable environment: resuming later is the fix."""
+        return self.error.spec.retryability is Retryability.WHEN_AVAILABLE
+
+
+RunResult = DeliveryResult | DeliveryStopped
+
+
+def stopped(error: DponeError, journal: DeliveryJournalView, parent_id: str) -> DeliveryStopped:
+    """The admitted delivery ``parent_id`` stopped by ``error``, read back from the journal
+    (``error`` itself is raised again when the journal cannot be read)."""
+    try:
+        parent = journal.load_parent(parent_id)
+    except DponeError:
+        raise error from None
+    return DeliveryStopped.of(error, parent)
+
+
+def next_command(result: RunResult, locators: Locators, *, wait: bool) -> str:
+    """The one command to run next, carrying every non-default locator of this run."""
+    if isinstance(result, DeliveryPending):
+        return resume_command(result.parent_id, locators, wait=True)
+    if isinstance(result, DeliveryStopped) and result.resumable:
+        return resume_command(result.parent_id, locators, wait=wait)
+    if isinstance(result, DeliveryStopped):
+        return inspect_command(result.error.operation_id or result.parent_id, locators)
+    if isinstance(result, DeliveryBlocked):
+        return inspect_command(result.operation_id or result.parent_id, locators)
+    return inspect_command(result.parent_id, locators)
+
+
+def _stopped(result: DeliveryStopped, next_step: str) -> dict[str, Any]:
+    error = result.error
+    return {"code": error.code, "message": error.message, "operation_id": error.operation_id,
+            "hint": error.hint or f"{error.spec.operator_action} Next: {next_step}",
+            "exit_code": error.exit_code, "retryability": error.spec.retryability.value,
+            "details": error.details}
+
+
+def result_document(result: RunResult, shape: SealedShape, children: list[dict[str, Any]],
+                    next_step: str) -> dict[str, Any]:
     """The ``dpone.delivery_result.v1`` document of ``result``."""
     document: dict[str, Any] = {
         "schema": "dpone.delivery_result.v1", "status": result.kind,
@@ -112,7 +215,9 @@ def result_document(result: DeliveryResult, shape: SealedShape,
         "children_total": len(shape.children), "rows_total": shape.rows_total,
         "boundary": {"from": shape.boundary_from.isoformat(),
                      "to": shape.boundary_to.isoformat()},
-        "children": children}
+        "children": children, "next_command": next_step}
+    if isinstance(result, DeliveryStopped):
+        document["stopped"] = _stopped(result, next_step)
     if isinstance(result, DeliveryBlocked):
         spec = ERROR_CATALOG[result.code]
         document["blocked"] = {"code": result.code, "operation_id": result.operation_id,
@@ -129,8 +234,8 @@ def result_document(result: DeliveryResult, shape: SealedShape,
     return document
 
 
-def result_text(document: dict[str, Any], result: DeliveryResult, rerun: str) -> str:
-    """The summary for people; ``rerun`` says how to keep observing a pending receipt."""
+def result_text(document: dict[str, Any], result: RunResult) -> str:
+    """The summary for people: the children table, the outcome and the next command."""
     boundary = document["boundary"]
     lines = [render_table(document["children"]), ""]
     head = (f"{result.kind}: [{boundary['from']}, {boundary['to']}) "
@@ -139,35 +244,45 @@ def result_text(document: dict[str, Any], result: DeliveryResult, rerun: str) ->
     lines.append(head)
     lines += [note for note in (empty_note(document["children"]),) if note]
     lines.append(f"  parent {result.parent_id}")
-    if isinstance(result, DeliveryBlocked):
+    if isinstance(result, DeliveryStopped):
+        stopped = document["stopped"]
+        lines += [f"  {stopped['code']}: {stopped['message']}"]
+        if stopped["operation_id"]:
+            lines.append(f"  operation {stopped['operation_id']}")
+        lines.append(f"  hint: {result.error.fix_hint}")
+    elif isinstance(result, DeliveryBlocked):
         blocked = document["blocked"]
         lines += [f"  {result.code}: remote effect {blocked['remote_effect']}",
                   f"  operation {result.operation_id}",
                   f"  hint: {blocked['operator_action']}",
-                  f"  allowed next actions: {', '.join(result.allowed_actions)}",
-                  f"  next: dpone delivery inspect --operation-id {result.operation_id}"]
+                  f"  allowed next actions: {', '.join(result.allowed_actions)}"]
     elif isinstance(result, DeliveryPending):
-        lines += [f"  child {result.ordinal} holds receipt {result.receipt.get('id', '')}; "
-                  f"next check after {document['pending']['next_check_after']}",
-                  f"  next: {rerun} to keep observing; nothing is resent"]
-    else:
-        lines.append(f"  next: dpone delivery inspect --operation-id {result.parent_id}")
+        lines.append(f"  child {result.ordinal} holds receipt {result.receipt.get('id', '')}; "
+                     f"next check after {document['pending']['next_check_after']}; observing "
+                     "it again resends nothing")
+    lines.append(f"  next: {document['next_command']}")
     return "\n".join(lines)
 
 
-def exit_code(result: DeliveryResult) -> int:
-    """0 completed or pending; a blocked result exits with its code's class."""
+def exit_code(result: RunResult) -> int:
+    """0 completed or pending; a blocked or stopped result exits with its code's class."""
+    if isinstance(result, DeliveryStopped):
+        return result.error.exit_code
     if isinstance(result, DeliveryBlocked):
         return int(ERROR_CATALOG[result.code].exit_class)
     return 0
 
 
-def emit_result(result: DeliveryResult, shape: SealedShape, children: list[dict[str, Any]],
-                fmt: str, rerun: str) -> int:
-    """Write the result (JSON document or text summary) to stdout; returns the exit code."""
-    document = result_document(result, shape, children)
+def emit_result(result: RunResult, shape: SealedShape, children: list[dict[str, Any]],
+                fmt: str, locators: Locators, *, wait: bool,
+                extra: Mapping[str, Any] | None = None) -> int:
+    """Write the result (JSON document or text summary) to stdout; returns the exit code.
+
+    ``extra`` adds fields to the JSON document (the text summary's warnings go to stderr)."""
+    document = result_document(result, shape, children, next_command(result, locators, wait=wait))
+    document.update(extra or {})
     if fmt == "json":
         emit_json(document)
     else:
-        click.echo(result_text(document, result, rerun))
+        click.echo(result_text(document, result))
     return exit_code(result)

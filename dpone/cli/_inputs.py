@@ -11,7 +11,6 @@ import contextlib
 import datetime as dt
 import json
 import re
-import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,6 +20,7 @@ import click
 from pydantic import ValidationError
 
 from dpone.artifacts import LocalArtifactStore
+from dpone.cli._progress import Progress
 from dpone.codecs import PayloadEncodingError
 from dpone.compiler import compile_workload
 from dpone.contracts import DponeError
@@ -37,6 +37,9 @@ from dpone.plans import read_plan, write_plan
 PLAN_DIGEST_PREFIX = "sha256:"
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 DEFAULT_JOURNAL = ".dpone/journal.sqlite3"
+DEFAULT_ARTIFACTS = ".dpone/artifacts"
+DEFAULT_PLANS = Path(".dpone")
+DEFAULT_ENVIRONMENT = "local-dev"
 _CHILD_ID = re.compile(r"^(op_v1_[0-9a-f]{64})_[0-9]{4,}$")
 _PARENT_ID = re.compile(r"^op_v1_[0-9a-f]{64}$")
 
@@ -56,11 +59,11 @@ def boundary_options(command: _F) -> _F:
         click.option("--interval-end", "interval_end", required=True,
                      type=click.DateTime(formats=["%Y-%m-%d"]),
                      help="End of the boundary (exclusive): [start, end)."),
-        click.option("--artifacts", "artifacts_url", default=".dpone/artifacts", show_default=True,
+        click.option("--artifacts", "artifacts_url", default=DEFAULT_ARTIFACTS, show_default=True,
                      help="Artifact store URL: a directory, file:///abs/path or "
                           "s3://bucket/prefix."),
         click.option("--plans", "plans", type=click.Path(path_type=Path, file_okay=False),
-                     default=Path(".dpone"), show_default=True,
+                     default=DEFAULT_PLANS, show_default=True,
                      help="Directory holding plans/sha256/<hex>.json (for a PLAN_DIGEST target)."),
     ]
     for option in reversed(options):
@@ -76,13 +79,13 @@ def journal_options(plans_help: str) -> Callable[[_F], _F]:
         options = [
             click.option("--operation-id", "operation_id", required=True,
                          help="A delivery (parent) id or one child's operation id."),
-            click.option("--environment", "environment_id", default="local-dev",
+            click.option("--environment", "environment_id", default=DEFAULT_ENVIRONMENT,
                          show_default=True,
                          help="The environment id the journal is scoped to (no workload is read)."),
             click.option("--journal", "journal_url", default=DEFAULT_JOURNAL, show_default=True,
                          help="Journal: a SQLite file (local development) or postgresql://... URL."),
             click.option("--plans", "plans", type=click.Path(path_type=Path, file_okay=False),
-                         default=Path(".dpone"), show_default=True, help=plans_help),
+                         default=DEFAULT_PLANS, show_default=True, help=plans_help),
         ]
         for option in reversed(options):
             command = option(command)
@@ -221,26 +224,3 @@ def close_quietly(resource: Any) -> None:
         with contextlib.suppress(Exception):
             close()
 
-
-class Progress:
-    """Progress on stderr: a bar on a terminal, plain lines otherwise."""
-
-    def __init__(self, label: str, noun: str) -> None:
-        self._label, self._noun = label, noun
-        self._tty = sys.stderr.isatty()
-        self._stack = contextlib.ExitStack()
-        self._bar: Any = None
-        self._shown = 0
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self._tty:
-            click.echo(f"{self._noun} {done}/{total}", err=True)
-            return
-        if self._bar is None:
-            bar: Any = click.progressbar(length=total, label=self._label, file=sys.stderr)
-            self._bar = self._stack.enter_context(bar)
-        self._bar.update(done - self._shown)
-        self._shown = done
-
-    def close(self) -> None:
-        self._stack.close()

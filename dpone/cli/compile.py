@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from dpone.cli._hints import command
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
 from dpone.compiler import CompiledPlan, compile_workload
 from dpone.plans import write_plan
@@ -88,7 +89,7 @@ def check(workload: Path, registry: Path, fmt: str) -> None:
             emit_json({"schema": "dpone.check_result.v1", "status": "ok", **summary})
         else:
             click.echo(_text(summary, f"ok: {workload} compiles"))
-            click.echo(f"next: dpone plan {workload} --registry {registry}")
+            click.echo("next: " + command("plan", str(workload), "--registry", str(registry)))
         return 0
 
     run_guarded(fmt, body)

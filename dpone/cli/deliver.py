@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from pathlib import Path
+from typing import Any
 
 import click
 
 from dpone.artifacts import open_artifact_store
 from dpone.cli._delivery_run import (
+    RunResult,
     SealedShape,
     StepPrinter,
     delivery_ports,
     emit_result,
     holder,
+    stopped,
 )
+from dpone.cli._hints import Locators, resume_command
 from dpone.cli._inputs import (
     DEFAULT_JOURNAL,
     boundary_options,
@@ -23,38 +28,47 @@ from dpone.cli._inputs import (
 )
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
 from dpone.cli._report import child_rows
+from dpone.cli._seal_log import changed_since_seal
 from dpone.contracts import DponeError
+from dpone.contracts.journal import DeliveryJournalPort, ParentOperation
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import SealedTopology
-from dpone.executor.supervisor import check_profile, deliver
+from dpone.executor.supervisor import check_profile, deliver, parent_admission
 
 
-def _rerun(parent_id: str) -> str:
-    """How to keep observing a pending delivery: from the journal, never re-reading the source."""
-    return f"run dpone delivery resume --operation-id {parent_id} --apply (add --wait)"
-
-
-def _empty(plan: RestDeliveryPlan, topology: SealedTopology, fmt: str) -> int:
+def _empty(plan: RestDeliveryPlan, topology: SealedTopology, fmt: str,
+           extra: dict[str, Any]) -> int:
     """No rows in the boundary: nothing is admitted or sent (the profile's empty_input policy)."""
     policy = plan.profile.snapshot.result_policy.empty_input
     boundary = {"from": topology.coverage.boundary_from.isoformat(),
                 "to": topology.coverage.boundary_to.isoformat()}
     if fmt == "json":
         emit_json({"schema": "dpone.delivery_result.v1", "status": "empty", "boundary": boundary,
-                   "empty_input": policy, "children_total": 0, "rows_total": 0, "children": []})
+                   "empty_input": policy, "children_total": 0, "rows_total": 0, "children": [],
+                   **extra})
     else:
         click.echo(f"empty: [{boundary['from']}, {boundary['to']}) holds no rows; nothing was "
                    f"admitted or sent (empty_input: {policy})")
     return 0
 
 
-def _resume_hint(error: DponeError) -> None:
+def _resume_hint(error: DponeError, locators: Locators) -> None:
     """An intent conflict with an admitted delivery: name the command that finishes it."""
     admitted = error.details.get("conflicting_operation_id") or error.operation_id
     if error.code == "REST_DELIVERY_INTENT_CONFLICT" and admitted and error.hint is None:
         error.hint = ("The admitted delivery continues from its own sealed plan, without "
-                      f"re-reading the source: dpone delivery resume --operation-id {admitted} "
-                      "--apply. To deliver the new bytes, create an explicit governed generation.")
+                      f"re-reading the source: {resume_command(admitted, locators)}. To "
+                      "deliver the new bytes, create an explicit governed generation.")
+
+
+def _admitted(journal: DeliveryJournalPort, plan: RestDeliveryPlan,
+              topology: SealedTopology) -> ParentOperation | None:
+    """The journal's delivery of ``topology`` when it was admitted (by this run or earlier);
+    None when it was not, or when the journal cannot say."""
+    admission = parent_admission(plan, topology)
+    with contextlib.suppress(DponeError):
+        return journal.find_parent(admission.tenancy, admission.parent_plan_digest)
+    return None
 
 
 @click.command(name="deliver")
@@ -72,6 +86,8 @@ def deliver_command(target: str, registry: Path, interval_start: dt.datetime,
     Freezes and seals the boundary (create-if-absent), admits the whole child topology in one
     journal transaction, then submits, observes, verifies and promotes each child. Running it
     again resumes from the journal: nothing that may have reached the receiver is resent.
+    Once admitted, every outcome is a dpone.delivery_result.v1 summary (status completed,
+    pending, blocked or stopped) with the delivery id and the next command.
     Exit 0 delivered or pending on a durable receipt, 2 invalid or intent conflict,
     3 unavailable, 4 remote effect unknown or partial, 5 proven terminal receiver failure.
     """
@@ -80,23 +96,34 @@ def deliver_command(target: str, registry: Path, interval_start: dt.datetime,
         plan, plan_digest = load_plan(target, registry, plans, persist=True)
         check_profile(plan)
         environment = plan.environment.snapshot
+        locators = Locators.given(environment=environment.environment_id, journal=journal_url,
+                                  artifacts=artifacts_url, plans=plans)
         store = open_artifact_store(artifacts_url)
         _parent, topology = freeze_and_seal(plan, plan_digest, registry, interval_start.date(),
                                             interval_end.date(), store)
+        extra = {"source_changed_since_seal": changed_since_seal(
+            store, topology, "this delivery sends the new bytes unless an admitted delivery of "
+            "the boundary refuses them")}
         if not topology.children:
-            return _empty(plan, topology, fmt)
+            return _empty(plan, topology, fmt, extra)
         with delivery_ports(plan, journal_url, environment_id=environment.environment_id,
                             announce=f"delivering {len(topology.children)} child(ren)") as (
                 journal, transport):
             shape = SealedShape.of_topology(topology)
+            printer = StepPrinter(shape)
+            result: RunResult
             try:
                 result = deliver(plan, topology, journal, store, transport, holder=holder(),
-                                 wait=wait, observer=StepPrinter(shape))
+                                 wait=wait, observer=printer, on_wait=printer.wait)
             except DponeError as error:
-                _resume_hint(error)
-                raise
+                parent = _admitted(journal, plan, topology)
+                if parent is None:
+                    _resume_hint(error, locators)
+                    raise
+                result = stopped(error, journal, parent.parent_id)
+            finally:
+                printer.close()
             children = child_rows(journal.load_parent(result.parent_id), topology.children)
-        return emit_result(result, shape, children, fmt, _rerun(result.parent_id))
+        return emit_result(result, shape, children, fmt, locators, wait=wait, extra=extra)
 
     run_guarded(fmt, body)
-

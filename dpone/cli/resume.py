@@ -18,13 +18,18 @@ import click
 
 from dpone.artifacts import open_artifact_store
 from dpone.cli._delivery_run import (
+    RunResult,
     SealedShape,
     StepPrinter,
     delivery_ports,
     emit_result,
     holder,
+    stopped,
 )
+from dpone.cli._hints import Locators
+from dpone.cli._hints import resume_command as resume_hint
 from dpone.cli._inputs import (
+    DEFAULT_ARTIFACTS,
     close_quietly,
     journal_options,
     load_delivery,
@@ -119,7 +124,7 @@ def _preview(parent: ParentOperation, plan: RestDeliveryPlan, shape: SealedShape
     }
 
 
-def _preview_text(document: dict[str, Any]) -> str:
+def _preview_text(document: dict[str, Any], locators: Locators) -> str:
     boundary = document["boundary"]
     lines = [f"resume preview of delivery {document['parent_id']} (read-only: nothing sent or "
              "written)",
@@ -140,14 +145,13 @@ def _preview_text(document: dict[str, Any]) -> str:
     observing = "" if document["wait"] else " or still observing (add --wait to keep observing)"
     lines += [f"--apply drives the children one at a time in ordinal order and stops at the first "
               f"that is blocked{observing}",
-              f"next: dpone delivery resume --operation-id {document['parent_id']} --apply"
-              + (" --wait" if document["wait"] else "")]
+              "next: " + resume_hint(document["parent_id"], locators, wait=document["wait"])]
     return "\n".join(lines)
 
 
 @click.command(name="resume")
 @journal_options("Plan store holding plans/sha256/<hex>.json (written by `dpone deliver`).")
-@click.option("--artifacts", "artifacts_url", default=".dpone/artifacts", show_default=True,
+@click.option("--artifacts", "artifacts_url", default=DEFAULT_ARTIFACTS, show_default=True,
               help="Artifact store holding the sealed payloads and their documents.")
 @click.option("--wait/--no-wait", "wait", default=False, show_default=True,
               help="Keep observing asynchronous jobs in-process until every child is terminal.")
@@ -177,20 +181,30 @@ def resume_command(operation_id: str, environment_id: str, journal_url: str, art
             close_quietly(journal)
         shape = SealedShape(parent.boundary_from, parent.boundary_to, sealed,
                             sum(child.descriptor.row_count for child in sealed))
+        locators = Locators.given(environment=environment_id, journal=journal_url,
+                                  artifacts=artifacts_url, plans=plans)
         if not apply:
             document = _preview(parent, plan, shape, wait)
             if fmt == "json":
                 emit_json(document)
             else:
-                click.echo(_preview_text(document))
+                click.echo(_preview_text(document, locators))
             return 0
         with delivery_ports(plan, journal_url, environment_id=environment_id,
                             announce=f"resuming delivery {parent_id}: {len(sealed)} child(ren)") as (
                 journal, transport):
-            result = resume(plan, parent_id, sealed, journal, store, transport, holder=holder(),
-                            wait=wait, observer=StepPrinter(shape))
+            printer = StepPrinter(shape)
+            result: RunResult
+            try:
+                result = resume(plan, parent_id, sealed, journal, store, transport,
+                                holder=holder(), wait=wait, observer=printer,
+                                on_wait=printer.wait)
+            except DponeError as error:
+                # The delivery is admitted: its summary reads the journal, whatever stopped it.
+                result = stopped(error, journal, parent_id)
+            finally:
+                printer.close()
             children = child_rows(journal.load_parent(parent_id), sealed)
-        rerun = f"run dpone delivery resume --operation-id {parent_id} --apply again (or add --wait)"
-        return emit_result(result, shape, children, fmt, rerun)
+        return emit_result(result, shape, children, fmt, locators, wait=wait)
 
     run_guarded(fmt, body)

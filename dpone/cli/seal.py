@@ -9,8 +9,10 @@ from typing import Any
 import click
 
 from dpone.artifacts import open_artifact_store
+from dpone.cli._hints import SEALING, Locators, command
 from dpone.cli._inputs import boundary_options, freeze_and_seal, load_plan
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
+from dpone.cli._seal_log import changed_since_seal
 from dpone.contracts.sealed import SealedTopology
 from dpone.contracts.source_parent import SourceParent
 
@@ -87,11 +89,17 @@ def seal(target: str, registry: Path, interval_start: dt.datetime, interval_end:
         store = open_artifact_store(artifacts_url)
         parent, topology = freeze_and_seal(plan, plan_digest, registry, interval_start.date(),
                                            interval_end.date(), store)
+        changed_since_seal(store, topology, "`dpone deliver` sends the bytes sealed now")
         summary = _summary(parent, topology)
         if fmt == "json":
             emit_json({"schema": "dpone.seal_result.v1", "status": "ok", **summary})
         else:
             click.echo(_text(summary))
+            locators = Locators.given(artifacts=artifacts_url, plans=plans)
+            click.echo("next: " + command(
+                "deliver", target, "--registry", str(registry), "--interval-start",
+                f"{interval_start:%Y-%m-%d}", "--interval-end", f"{interval_end:%Y-%m-%d}",
+                *locators.options(SEALING)))
         return 0
 
     run_guarded(fmt, body)

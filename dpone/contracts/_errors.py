@@ -188,8 +188,8 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
         "child is resubmitted with the same delivery key by `dpone delivery resume --apply` or "
         "a rerun of `dpone deliver`.", exit_class=3, retry=_R.AFTER_FIX),
     _ce("receiver.unavailable", "The receiver could not be reached within the run's budget; "
-        "nothing unproven was sent: `dpone delivery resume --operation-id ID --apply` continues "
-        "from the journal once it is reachable.", exit_class=3),
+        "nothing unproven was sent: once it is reachable, resume the delivery from the journal "
+        "(`dpone delivery resume --apply` with its operation id).", exit_class=3),
     _ce("receiver.terminal_failure", "The receiver ended the job as failed or cancelled and its "
         "counters prove no row applied: fix the cause, then deliver a new generation.",
         exit_class=5),

@@ -122,3 +122,30 @@ class SealedTopology(StrictModel):
     total_rows: RowIndex
     children: tuple[SealedChild, ...]
     coverage: CoverageProof
+
+
+SEAL_RECORD_SCHEMA_ID: Final = "dpone.seal_record.v1"
+SEAL_RECORD_KEY_PREFIX: Final = "seals/sha256/"
+
+
+class SealRecord(StrictModel):
+    """`dpone.seal_record.v1`: which frozen parent one seal of a plan and boundary produced.
+
+    Published create-if-absent under ``seals/sha256/<plan hex>/<from>_<to>/<sequence>.json``;
+    the highest sequence is the last seal of that plan and boundary, so a later seal can say
+    that its source bytes differ from the last one.
+    """
+
+    schema_id: Literal["dpone.seal_record.v1"] = Field(default=SEAL_RECORD_SCHEMA_ID,
+                                                       alias="schema")
+    sequence: Annotated[int, Field(ge=1)]
+    plan_digest: Digest
+    boundary_from: dt.date
+    boundary_to: dt.date
+    parent_digest: Digest
+    parent_plan_digest: Digest
+    total_rows: RowIndex
+    child_count: Annotated[int, Field(ge=0)]
+
+    def canonical_bytes(self) -> bytes:
+        return canonical_json(self.model_dump(mode="json", by_alias=True))

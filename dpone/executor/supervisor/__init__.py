@@ -17,6 +17,7 @@ from dpone.executor.supervisor._actions import (
     resume_step,
 )
 from dpone.executor.supervisor._admission import parent_admission
+from dpone.executor.supervisor._context import RetryWait, StepObserver, WaitObserver
 from dpone.executor.supervisor._deliver import check_profile, deliver, deliver_sync
 from dpone.executor.supervisor._request import outbound_request, poll_request
 from dpone.executor.supervisor._results import (
@@ -37,6 +38,9 @@ __all__ = [
     "DeliveryPending",
     "DeliveryResult",
     "DeliveryStatus",
+    "RetryWait",
+    "StepObserver",
+    "WaitObserver",
     "allowed_actions",
     "check_profile",
     "deliver",

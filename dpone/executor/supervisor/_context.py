@@ -12,9 +12,9 @@ import datetime as dt
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Literal
 
-from dpone.contracts import DponeError, RemoteEffect, canonical_json
+from dpone.contracts import DponeError, RemoteEffect, StrictModel, canonical_json
 from dpone.contracts.journal import (
     ChildOperation,
     DeliveryJournalPort,
@@ -26,13 +26,36 @@ from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.executor.supervisor._actions import ACTIONS
 from dpone.executor.supervisor._results import DeliveryBlocked
-from dpone.executor.transport import Failure, RestTransportPort
+from dpone.executor.transport import Failure, Response, RestTransportPort
 
 LEASE_MARGIN_S: Final = 30
 MAX_LEASE_TTL_S: Final = 86_400
 DUE_MARGIN_S: Final = 0.05
+MAX_REASON_CHARS: Final = 160
 
 StepObserver = Callable[[ChildOperation, str], None]
+
+
+class RetryWait(StrictModel):
+    """A failed submit or receipt poll that this run repeats after ``delay_s``.
+
+    Told to the :data:`WaitObserver` before the run sleeps (a progress display, not journal
+    state): ``attempt`` is the failed submit attempt or the count of consecutive failed polls,
+    ``max_attempts`` the profile's bound for that loop, ``reason`` a bounded description of the
+    failure (a transport failure class or an HTTP status, never a body or a header).
+    """
+
+    operation_id: str
+    ordinal: int
+    action: Literal["submit", "replay", "poll_receipt"]
+    reason: str
+    attempt: int
+    max_attempts: int
+    delay_s: float
+    next_attempt_at: dt.datetime
+
+
+WaitObserver = Callable[[RetryWait], None]
 
 
 @dataclass
@@ -48,6 +71,7 @@ class RunContext:
     rng: random.Random
     observer: StepObserver | None = None
     frontier: int = 0
+    on_wait: WaitObserver | None = None
 
     @property
     def fence_certified(self) -> bool:
@@ -94,6 +118,27 @@ class RunContext:
         """Tell the observer (progress display) where ``operation`` now stands."""
         if self.observer is not None:
             self.observer(operation, transition_id)
+
+    def retrying(self, operation: ChildOperation, action: Literal["submit", "replay", "poll_receipt"],
+                 outcome: Response | Failure | int, attempt: int, delay_s: float) -> None:
+        """Tell the wait observer that ``operation``'s ``action`` failed (``outcome``: the
+        response, the transport failure or an HTTP status) and is repeated in ``delay_s``."""
+        if self.on_wait is None:
+            return
+        retry = self.plan.profile.snapshot.retry
+        bound = retry.observation if action == "poll_receipt" else retry.submit
+        self.on_wait(RetryWait(
+            operation_id=operation.operation_id, ordinal=operation.ordinal, action=action,
+            reason=failure_reason(outcome), attempt=attempt, max_attempts=bound.max_attempts,
+            delay_s=round(delay_s, 3),
+            next_attempt_at=dt.datetime.now(dt.UTC) + dt.timedelta(seconds=delay_s)))
+
+    def back_off(self, operation: ChildOperation,
+                 action: Literal["submit", "replay", "poll_receipt"],
+                 outcome: Response | Failure | int, attempt: int, delay_s: float) -> None:
+        """:meth:`retrying`, then sleep ``delay_s``."""
+        self.retrying(operation, action, outcome, attempt, delay_s)
+        self.sleep(delay_s)
 
     def promote(self, parent_id: str) -> int:
         """Extend the contiguous checkpoint frontier under a checkpoint lease."""
@@ -148,6 +193,16 @@ class RunContext:
                                evidence=evidence,
                                allowed_actions=ACTIONS.get(code, ("inspect_evidence",)),
                                checkpoint_frontier=self.frontier)
+
+
+def failure_reason(outcome: Response | Failure | int) -> str:
+    """A bounded description of a failed exchange: the failure class or the HTTP status."""
+    if isinstance(outcome, int):
+        return f"HTTP {outcome}"
+    if isinstance(outcome, Response):
+        return f"HTTP {outcome.status}"
+    reason = f"{outcome.kind.value}: {outcome.detail}"
+    return reason if len(reason) <= MAX_REASON_CHARS else reason[:MAX_REASON_CHARS - 1] + "…"
 
 
 def scalars(values: Mapping[str, object]) -> dict[str, str | int]:

@@ -38,7 +38,7 @@ from dpone.executor.supervisor._actions import (
     replay_prefix,
 )
 from dpone.executor.supervisor._admission import parent_admission
-from dpone.executor.supervisor._context import RunContext, StepObserver, scalars
+from dpone.executor.supervisor._context import RunContext, StepObserver, WaitObserver, scalars
 from dpone.executor.supervisor._empty_input import finalize_empty
 from dpone.executor.supervisor._observe import observe, verify
 from dpone.executor.supervisor._results import (
@@ -58,7 +58,8 @@ def deliver(plan: RestDeliveryPlan, topology: SealedTopology, journal: DeliveryJ
             artifacts: ImmutableArtifactPort, transport: RestTransportPort, *, holder: str,
             wait: bool = True, sleep: Callable[[float], None] = time.sleep,
             rng: random.Random | None = None,
-            observer: StepObserver | None = None) -> DeliveryResult:
+            observer: StepObserver | None = None,
+            on_wait: WaitObserver | None = None) -> DeliveryResult:
     """Deliver every sealed child of ``topology`` through the plan's operation profile.
 
     Admits the complete parent (resuming an admitted one), then submits, observes, verifies
@@ -72,7 +73,7 @@ def deliver(plan: RestDeliveryPlan, topology: SealedTopology, journal: DeliveryJ
                          "the profile's empty_input policy decides what an empty run means")
     parent = journal.admit_parent(parent_admission(plan, topology)).parent
     ctx = RunContext(plan, journal, artifacts, transport, holder, sleep, rng or random.Random(),
-                     observer, frontier=parent.checkpoint_frontier)
+                     observer, frontier=parent.checkpoint_frontier, on_wait=on_wait)
     return drive(ctx, parent, {child.descriptor.ordinal: child for child in topology.children},
                  wait=wait)
 

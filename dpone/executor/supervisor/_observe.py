@@ -119,7 +119,7 @@ def observe(ctx: RunContext, operation: ChildOperation, sealed: SealedChild, *,
                              message=f"{failures} receipt poll(s) got no answer about the job; "
                              "the receipt is kept and observation resumes on the next run",
                              details=_poll_failure(response))
-        ctx.sleep(_poll_delay(ctx, failures, response))
+        ctx.back_off(operation, "poll_receipt", response, failures, _poll_delay(ctx, failures, response))
     return operation
 
 

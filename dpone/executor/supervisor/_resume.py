@@ -24,7 +24,7 @@ from dpone.contracts.journal import ChildOperation, DeliveryJournalPort, ParentO
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ArtifactRef, ImmutableArtifactPort
 from dpone.contracts.sealed import PAYLOAD_KEY_PREFIX, PayloadDocument, SealedChild
-from dpone.executor.supervisor._context import RunContext, StepObserver
+from dpone.executor.supervisor._context import RunContext, StepObserver, WaitObserver
 from dpone.executor.supervisor._deliver import check_profile, drive
 from dpone.executor.supervisor._results import DeliveryResult
 from dpone.executor.transport import RestTransportPort
@@ -131,7 +131,8 @@ def resume(plan: RestDeliveryPlan, parent_id: str, sealed_children: Sequence[Sea
            journal: DeliveryJournalPort, artifacts: ImmutableArtifactPort,
            transport: RestTransportPort, *, holder: str, wait: bool = True,
            sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None,
-           observer: StepObserver | None = None) -> DeliveryResult:
+           observer: StepObserver | None = None,
+           on_wait: WaitObserver | None = None) -> DeliveryResult:
     """Drive the admitted delivery ``parent_id`` from its journal state, admitting nothing.
 
     ``plan`` is the plan the journal names and ``sealed_children`` every child's sealed form
@@ -142,5 +143,5 @@ def resume(plan: RestDeliveryPlan, parent_id: str, sealed_children: Sequence[Sea
     check_plan(plan, parent)
     sealed = _by_ordinal(parent, sealed_children)
     ctx = RunContext(plan, journal, artifacts, transport, holder, sleep, rng or random.Random(),
-                     observer, frontier=parent.checkpoint_frontier)
+                     observer, frontier=parent.checkpoint_frontier, on_wait=on_wait)
     return drive(ctx, parent, sealed, wait=wait)

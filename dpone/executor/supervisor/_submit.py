@@ -232,6 +232,7 @@ def _not_started(ctx: RunContext, operation: ChildOperation, lease: Lease, start
                          "retry_wait and the next run resumes it",
                          details={"transport_phase": failure.phase.value,
                                   "transport_failure": failure.kind.value})
+    ctx.retrying(waiting, "submit", failure, operation.attempt_ordinal, delay)
     return waiting
 
 
@@ -242,7 +243,8 @@ def _replay_or_stop(ctx: RunContext, operation: ChildOperation, lease: Lease, st
     prefix = replay_prefix(operation)
     delay = _delay(ctx, operation, started, retry_after) if ctx.fence_certified else None
     if isinstance(delay, float):
-        ctx.sleep(delay)
+        ctx.back_off(operation, "replay", failure or int(values["http_status"]),
+                     operation.attempt_ordinal, delay)
         return None
     receipt = values or None
     if isinstance(delay, BudgetExceeded):

@@ -121,9 +121,9 @@ def test_an_unreachable_receiver_exits_3_and_the_child_waits_for_the_next_run(
     run = dpone.deliver("measurements_sync", ("2026-08-01", "2026-08-08"), "--format", "json")
 
     assert run.code == 3, run.out + run.err
-    error = run.json()
-    assert error["code"] == "receiver.unavailable"
-    inspected = dpone.inspect(error["operation_id"], "--format", "json").json()
+    stopped = run.json()["stopped"]
+    assert stopped["code"] == "receiver.unavailable"
+    inspected = dpone.inspect(stopped["operation_id"], "--format", "json").json()
     child = inspected["children"][0]
     assert child["state_name"] == "retry_wait"
     assert child["axes"]["remote_effect"] == "NONE_PROVEN"
@@ -204,7 +204,7 @@ def test_an_unresolved_effect_stops_the_next_delivery_in_its_domain(
     run = dpone.deliver("measurements_sync", ("2026-08-08", "2026-08-15"), "--format", "json")
 
     assert run.code == 4, run.out + run.err
-    error = run.json()
+    error = run.json()["stopped"]  # admitted, then stopped before its first request
     assert error["code"] == "REST_DELIVERY_OVERLAPPING_EFFECT_IN_FLIGHT"
     assert unknown in error["message"]
     assert _posts(receiver) == 1

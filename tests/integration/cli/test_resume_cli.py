@@ -121,7 +121,8 @@ def test_preview_lists_next_actions_and_sends_and_writes_nothing(
     assert "read-only: nothing sent or written" in text.out
     assert "child 1 accepted: next poll_receipt; --apply: poll receipt job-" in text.out
     assert "child 2 sealed: next resume_delivery; --apply: submit attempt 1" in text.out
-    assert f"next: dpone delivery resume --operation-id {parent_id} --apply" in text.out
+    assert f"next: dpone delivery resume --operation-id {parent_id} --journal " in text.out
+    assert text.out.rstrip().endswith(" --apply")
     assert _requests(receiver) == before
     assert _journal_rows(dpone) == journal
 

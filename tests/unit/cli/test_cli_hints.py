@@ -1,0 +1,54 @@
+"""The one builder of printed next commands: non-default locators, shell quoting, no secret."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from dpone.cli._hints import Locators, command, inspect_command, redact, resume_command
+
+OP = "op_v1_" + "a" * 64
+
+
+def test_defaults_add_no_option() -> None:
+    assert resume_command(OP, Locators()) == f"dpone delivery resume --operation-id {OP} --apply"
+    assert inspect_command(OP, Locators.given(plans=".dpone", journal=".dpone/journal.sqlite3")) \
+        == f"dpone delivery inspect --operation-id {OP}"
+
+
+def test_every_non_default_locator_is_carried_and_quoted() -> None:
+    locators = Locators.given(environment="prod-eu", journal="/srv/my journal.sqlite3",
+                              artifacts="s3://bucket/pre fix", plans="/srv/plans")
+
+    resume = shlex.split(resume_command(OP, locators, wait=True))
+    inspect = shlex.split(inspect_command(OP, locators))
+
+    assert resume == ["dpone", "delivery", "resume", "--operation-id", OP,
+                      "--environment", "prod-eu", "--journal", "/srv/my journal.sqlite3",
+                      "--artifacts", "s3://bucket/pre fix", "--plans", "/srv/plans",
+                      "--apply", "--wait"]
+    assert inspect == ["dpone", "delivery", "inspect", "--operation-id", OP,
+                       "--environment", "prod-eu", "--journal", "/srv/my journal.sqlite3",
+                       "--plans", "/srv/plans"]
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("postgresql://dpone:s3cr%40t@db.internal:5432/journal?sslmode=require",
+     "postgresql://dpone:***@db.internal:5432/journal?sslmode=require"),
+    ("postgres://db/journal?user=dpone&password=s3cret&sslpassword=k3y",
+     "postgres://db/journal?user=dpone&password=***&sslpassword=***"),
+    ("postgresql://dpone@db/journal?options=-c%20search_path%3Dx",
+     "postgresql://dpone@db/journal?options=-c%20search_path%3Dx"),
+    ("/srv/dpone/journal.sqlite3", "/srv/dpone/journal.sqlite3"),
+])
+def test_a_url_password_is_never_printed(url: str, shown: str) -> None:
+    assert redact(url) == shown
+    printed = resume_command(OP, Locators.given(journal=url))
+    assert "s3cr" not in printed and "k3y" not in printed
+    assert shlex.split(printed)[6] == shown
+
+
+def test_command_quotes_every_word() -> None:
+    assert shlex.split(command("plan", "it's here.yaml", "--registry", "a b")) == [
+        "dpone", "plan", "it's here.yaml", "--registry", "a b"]
