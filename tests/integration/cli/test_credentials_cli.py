@@ -30,18 +30,19 @@ def _posts(receiver: ReceiverThread) -> int:
 
 
 def _stop(run: Run, code: str) -> str:
-    """The parent id of a run that stopped with ``code`` (exit 3): from the delivery result, or
-    from the error document's operation id."""
+    """The parent id of an admitted run that stopped with ``code`` (exit 3): one
+    ``dpone.delivery_result.v1``, blocked by the receiver's answer or stopped by the transport."""
     assert run.code == 3, run.out + run.err
     document = run.json()
-    if document["schema"] == "dpone.delivery_result.v1":
+    assert document["schema"] == "dpone.delivery_result.v1", document
+    if document["status"] == "stopped":  # the transport raised before any request byte left
+        assert document["stopped"]["code"] == code
+        assert document["stopped"]["exit_code"] == 3
+    else:
+        assert document["status"] == "blocked", document
         assert document["blocked"]["code"] == code
         assert document["blocked"]["remote_effect"] == "NONE_PROVEN"
-        return str(document["parent_id"])
-    assert document["schema"] == "dpone.error.v1"
-    assert document["code"] == code
-    assert document["operation_id"], document
-    return str(document["operation_id"]).rsplit("_", 1)[0]
+    return str(document["parent_id"])
 
 
 def _waiting_child(dpone: Dpone, parent_id: str, code: str) -> dict[str, Any]:
