@@ -183,7 +183,8 @@ def test_check_text_names_code_location_and_hint(case: str, tmp_path: Path) -> N
 
 # --------------------------------------------------------------------------- real processes
 
-REPRESENTATIVE = ["yaml_invalid_utf8", "workload_unknown_field_typo", "binding_http_in_production"]
+REPRESENTATIVE = ["yaml_invalid_utf8", "workload_unknown_field_typo", "binding_http_in_production",
+                  "yaml_too_deep_flow_mapping"]
 
 
 @pytest.mark.parametrize("case", REPRESENTATIVE)
