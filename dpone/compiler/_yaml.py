@@ -226,11 +226,14 @@ def load_yaml_file(path: Path, display: str | None = None) -> LoadedDocument:
     name = display or str(path)
     try:
         raw = path.read_bytes()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         raise _error("input.not_found", f"no such file: {name}", name, None) from None
     except IsADirectoryError:
         raise _error("input.not_found", f"{name} is a directory, not a YAML file", name,
                      None) from None
+    except OSError as exc:
+        raise _error("filesystem.unavailable", f"cannot read {name}: "
+                     f"{exc.strerror or type(exc).__name__}", name, None) from None
     return load_yaml_bytes(raw, name)
 
 

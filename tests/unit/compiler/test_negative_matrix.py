@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -26,7 +27,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from _support import EXAMPLES
+from _support import EXAMPLES, ROOT
 from dpone.cli.main import cli
 from dpone.contracts._errors import ERROR_CATALOG
 
@@ -195,7 +196,8 @@ def test_real_process_exits_two_without_traceback(case: str, tmp_path: Path) -> 
                str(root / expect["workload"]), "--registry", str(root)]
     for fmt in ("json", "text"):
         proc = subprocess.run([*command, "--format", fmt], capture_output=True, text=True,
-                              timeout=60, check=False, cwd=tmp_path)
+                              timeout=60, check=False, cwd=tmp_path,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
         assert proc.returncode == 2, (proc.stdout, proc.stderr)
         assert "Traceback" not in proc.stdout + proc.stderr
         if fmt == "json":
