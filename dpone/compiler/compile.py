@@ -101,8 +101,10 @@ def _resolve_source(workload: Workload, workload_path: Path, registry: Registry,
                               table=source.table, query=source.query)
     candidate = Path(source.path)
     if candidate.is_absolute():
-        raise _fail("schema.invalid_value", "source path must be relative to the workload file",
-                    doc, ("source", "path"))
+        raise _fail("schema.invalid_value", f"source path {source.path!r} is absolute; it must "
+                    "be relative to the workload file", doc, ("source", "path"),
+                    hint="write a path relative to the workload file that stays inside the "
+                         "registry, e.g. ../data/measurements.csv")
     resolved = workload_path.parent / candidate
     relative = registry.relative(resolved)
     if relative is None:

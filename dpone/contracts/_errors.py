@@ -159,6 +159,8 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
     _ce("source.column_missing", "Add the column to the source or fix the mapping's source name."),
     _ce("source.type_mismatch", "Fix the source values or the mapping's column type."),
     _ce("source.invalid_utf8", "Re-encode the source text as UTF-8."),
+    _ce("source.unreadable", "The file cannot be read as the workload's source.format (damaged, "
+        "truncated or another format): replace the file or correct source.format."),
     _ce("source.null_in_required", "Fill the nulls or mark the mapped column nullable."),
     _ce("source.unavailable", "Check that the source file or database is reachable.", exit_class=3),
     _ce("journal.unavailable", "Check the journal URL and that the database is reachable.",
