@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -20,12 +21,15 @@ from dpone.cli.seal import seal
 
 class DponeGroup(click.Group):
     """The top-level group: every failure that escapes a command, including click's own usage
-    errors, is rendered once here (see :func:`failures_rendered`), never as a traceback."""
+    errors, is rendered once here (see :func:`failures_rendered`), never as a traceback; with
+    ``NO_COLOR`` set, nothing is coloured."""
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
              **extra: Any) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
+        if os.environ.get("NO_COLOR"):  # https://no-color.org: present and not empty
+            extra.setdefault("color", False)  # every echo, style and bar of this run is plain
         token = JSON_REQUESTED.set(wants_json(argv))
         try:
             return super().main(argv, prog_name, complete_var, standalone_mode, **extra)
