@@ -125,7 +125,9 @@ def _check_intent(workload: Workload, profile: OperationProfile, mapping: Payloa
                     hint=f"choose one of: {', '.join(profile.supported_mutations)}")
     if mutation.kind == "incremental_append" and mutation.correction_revision != 0:
         raise _fail("workload.mutation_unsupported", "incremental_append takes no correction "
-                    "revision", doc, ("sink", "mutation", "correction_revision"))
+                    "revision", doc, ("sink", "mutation", "correction_revision"),
+                    hint="remove correction_revision: an appended scope is never delivered "
+                         "again; a correction generation needs kind partition_replace")
     column = mapping.column(mutation.scope.source_field)
     if column is None or column.type != "date" or column.nullable:
         raise _fail("workload.scope_field_unknown", f"scope field {mutation.scope.source_field!r} "
