@@ -85,9 +85,11 @@ def not_found(key: str, where: str) -> DponeError:
                       details={"key": key})
 
 
-def unavailable(message: str, key: str | None = None) -> DponeError:
-    return DponeError(code="artifacts.unavailable", message=message,
-                      details={} if key is None else {"key": key})
+def unavailable(message: str, key: str | None = None, *, path: str | None = None) -> DponeError:
+    details = {} if key is None else {"key": key}
+    if path is not None:
+        details["path"] = path
+    return DponeError(code="artifacts.unavailable", message=message, details=details)
 
 
 def check_chunk_size(chunk_size: int) -> int:

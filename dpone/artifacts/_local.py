@@ -68,8 +68,9 @@ class LocalArtifactStore:
             self._ensure_directory(path.parent, key)
             return self._write_new(key, path, chunks)
         except OSError as exc:
-            raise unavailable(f"writing artifact {key!r} under {self._root} failed: "
-                              f"{exc.strerror or type(exc).__name__}", key) from exc
+            where = str(exc.filename if exc.filename is not None else path)
+            raise unavailable(f"writing artifact {key!r} under {self._root} failed: {where}: "
+                              f"{exc.strerror or type(exc).__name__}", key, path=where) from exc
 
     def _write_new(self, key: str, path: Path, chunks: Iterable[bytes]) -> ArtifactRef:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_TMP_PREFIX, suffix=_TMP_SUFFIX)
@@ -129,7 +130,8 @@ class LocalArtifactStore:
             try:
                 return handle.read()
             except OSError as exc:
-                raise unavailable(f"reading artifact {key!r} failed: {exc.strerror}", key) from exc
+                raise unavailable(f"reading artifact {key!r} failed: {exc.strerror}", key,
+                                  path=str(self._path(key))) from exc
 
     def open_stream(self, key: str, chunk_size: int = 1 << 20) -> Iterator[bytes]:
         check_chunk_size(chunk_size)
@@ -141,7 +143,8 @@ class LocalArtifactStore:
         try:
             existing = self._file_digest(path)
         except OSError as exc:
-            raise unavailable(f"reading artifact {key!r} failed: {exc.strerror}", key) from exc
+            raise unavailable(f"reading artifact {key!r} at {path} failed: {exc.strerror}", key,
+                              path=str(path)) from exc
         if existing is None:
             return None
         digest, size = existing
@@ -154,7 +157,8 @@ class LocalArtifactStore:
         except _ABSENT:
             raise not_found(key, str(self._root)) from None
         except OSError as exc:
-            raise unavailable(f"opening artifact {key!r} failed: {exc.strerror}", key) from exc
+            raise unavailable(f"opening artifact {key!r} at {path} failed: {exc.strerror}", key,
+                              path=str(path)) from exc
 
     @staticmethod
     def _file_digest(path: Path) -> tuple[str, int] | None:

@@ -14,7 +14,7 @@ import re
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from pydantic import ValidationError
@@ -43,7 +43,38 @@ DEFAULT_ENVIRONMENT = "local-dev"
 _CHILD_ID = re.compile(r"^(op_v1_[0-9a-f]{64})_[0-9]{4,}$")
 _PARENT_ID = re.compile(r"^op_v1_[0-9a-f]{64}$")
 
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
 _F = TypeVar("_F", bound=Callable[..., Any])
+
+
+if TYPE_CHECKING:
+    _DateParam = click.ParamType[dt.datetime]
+else:  # click before 8.2 has no generic ParamType
+    _DateParam = click.ParamType
+
+
+class CalendarDate(_DateParam):
+    """A calendar date written YYYY-MM-DD, given to the command as midnight of that day.
+
+    An impossible day (``2026-02-30``) is "not a valid date" with the reason, not a format
+    mismatch.
+    """
+
+    name = "YYYY-MM-DD"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> dt.datetime:
+        if isinstance(value, dt.datetime):
+            return value
+        text = str(value)
+        if not _ISO_DATE.fullmatch(text):
+            self.fail(f"{text!r} is not a date in the form YYYY-MM-DD", param, ctx)
+        try:
+            day = dt.date.fromisoformat(text)
+        except ValueError as exc:
+            self.fail(f"{text!r} is not a valid date: {exc}", param, ctx)
+        return dt.datetime.combine(day, dt.time())
 
 
 def boundary_options(command: _F) -> _F:
@@ -54,10 +85,9 @@ def boundary_options(command: _F) -> _F:
                      type=click.Path(path_type=Path, file_okay=False),
                      help="Registry root holding profiles/, bindings/, mappings/, environments/ "
                           "and the file sources."),
-        click.option("--interval-start", "interval_start", required=True,
-                     type=click.DateTime(formats=["%Y-%m-%d"]), help="First date of the boundary."),
-        click.option("--interval-end", "interval_end", required=True,
-                     type=click.DateTime(formats=["%Y-%m-%d"]),
+        click.option("--interval-start", "interval_start", required=True, type=CalendarDate(),
+                     help="First date of the boundary."),
+        click.option("--interval-end", "interval_end", required=True, type=CalendarDate(),
                      help="End of the boundary (exclusive): [start, end)."),
         click.option("--artifacts", "artifacts_url", default=DEFAULT_ARTIFACTS, show_default=True,
                      help="Artifact store URL: a directory, file:///abs/path or "

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import click
@@ -15,6 +17,20 @@ FORMAT_OPTION = click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
     help="text for people, json for machines (one document on stdout).",
 )
+
+# Whether the command line asked for --format json: known before click parses it, so a usage
+# error (which stops parsing) still answers in the format the caller reads.
+JSON_REQUESTED: ContextVar[bool] = ContextVar("dpone_json_requested", default=False)
+
+
+def wants_json(argv: Sequence[str]) -> bool:
+    """``--format json`` or ``--format=json`` is among the options of ``argv``."""
+    for index, arg in enumerate(argv):
+        if arg == "--":
+            return False
+        if arg == "--format=json" or (arg == "--format" and argv[index + 1:index + 2] == ["json"]):
+            return True
+    return False
 
 
 def emit_json(document: dict[str, Any]) -> None:
@@ -42,3 +58,52 @@ def run_guarded(fmt: str, action: Callable[[], int]) -> None:
         render_error(error, fmt)
         sys.exit(error.exit_code)
     sys.exit(code)
+
+
+def _usage_error(failure: click.ClickException) -> DponeError:
+    context = getattr(failure, "ctx", None)
+    command = context.command_path if isinstance(context, click.Context) else "dpone"
+    details: dict[str, Any] = {"command": command}
+    if isinstance(context, click.Context):
+        details["usage"] = context.get_usage()
+    param = getattr(failure, "param", None)
+    if isinstance(param, click.Parameter):
+        details["parameter"] = param.name
+    return DponeError(code="input.invalid_argument", message=failure.format_message(),
+                      hint=f"Check the command's arguments: `{command} --help`.", details=details)
+
+
+def _filesystem_error(failure: OSError) -> DponeError:
+    path = str(failure.filename)
+    return DponeError(code="filesystem.unavailable",
+                      message=f"{path}: {failure.strerror or type(failure).__name__}",
+                      details={"path": path, "errno": failure.errno})
+
+
+@contextlib.contextmanager
+def failures_rendered() -> Iterator[None]:
+    """Render what escapes a command once, then exit with its code.
+
+    A click usage error, a catalog error or a file system error naming its path: with --format
+    json one ``dpone.error.v1`` document on stdout; in text a usage error keeps click's usage
+    text (exit 2) and anything else gets the dpone rendering. Any other exception stays a bug.
+    """
+    fmt = "json" if JSON_REQUESTED.get() else "text"
+    try:
+        yield
+    except click.ClickException as failure:
+        error = _usage_error(failure)
+        if fmt == "json":
+            render_error(error, fmt)
+        else:
+            failure.show()
+        raise click.exceptions.Exit(error.exit_code) from failure
+    except DponeError as caught:
+        render_error(caught, fmt)
+        raise click.exceptions.Exit(caught.exit_code) from caught
+    except OSError as failure:
+        if failure.filename is None:
+            raise
+        translated = _filesystem_error(failure)
+        render_error(translated, fmt)
+        raise click.exceptions.Exit(translated.exit_code) from failure

@@ -6,7 +6,7 @@ import ipaddress
 from urllib.parse import urlsplit
 
 from dpone.compiler._yaml import LoadedDocument
-from dpone.contracts import DponeError
+from dpone.contracts import DponeError, Location
 from dpone.contracts.binding import ConnectionBinding, Environment
 
 _LOOPBACK_NAMES = {"localhost"}
@@ -50,12 +50,7 @@ def check_binding(binding: ConnectionBinding, environment: Environment,
                          "only", location=where)
     loopback_dev = environment.tier == "development" and _is_loopback(parts.hostname.lower())
     if parts.scheme.lower() == "http" and not loopback_dev:
-        raise DponeError(
-            code="binding.insecure_authority",
-            message="plain http is allowed only to a loopback receiver in a development "
-            f"environment (environment {environment.id!r} is {environment.tier})",
-            location=where,
-        )
+        raise _insecure(parts.hostname, parts.netloc, environment.id, environment.tier, where)
     if binding.auth_provider != "none" and binding.credential_ref is None:
         raise DponeError(code="schema.missing_field",
                          message=f"auth_provider {binding.auth_provider!r} needs credential_ref",
@@ -66,3 +61,23 @@ def check_binding(binding: ConnectionBinding, environment: Environment,
     if binding.remote_identity.valid_until <= binding.remote_identity.verified_at:
         raise DponeError(code="schema.invalid_value", message="remote_identity.valid_until must "
                          "be after verified_at", location=doc.locate(("remote_identity",)))
+
+
+def _insecure(host: str, netloc: str, environment_id: str, tier: str,
+              where: Location) -> DponeError:
+    """Plain http refused: in development the host is what is wrong, elsewhere the scheme."""
+    if tier == "development":
+        return DponeError(
+            code="binding.insecure_authority",
+            message=f"plain http to {host!r} is refused: {host!r} is not a loopback address "
+            f"(environment {environment_id!r} is development, which allows plain http only to "
+            "127.0.0.1, ::1 or localhost)",
+            location=where,
+            hint="Plain http is allowed only to a loopback receiver in development: use "
+                 f"https://{netloc} for this receiver.")
+    return DponeError(
+        code="binding.insecure_authority",
+        message="plain http is allowed only to a loopback receiver in a development "
+        f"environment (environment {environment_id!r} is {tier})",
+        location=where,
+        hint=f"Use https://; a {tier} environment never sends over plain http.")

@@ -16,6 +16,14 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.events import (
+    CollectionEndEvent,
+    CollectionStartEvent,
+    Event,
+    MappingStartEvent,
+    NodeEvent,
+    ScalarEvent,
+)
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from dpone.contracts import DponeError, Location
@@ -100,9 +108,6 @@ class _Converter:
         line, column = self._where(node)
         if self._nodes > MAX_NODES:
             raise _error("yaml.too_large", f"more than {MAX_NODES} YAML nodes", self._file, line)
-        if len(path) > MAX_DEPTH:
-            raise _error("yaml.too_deep", f"nesting deeper than {MAX_DEPTH} levels",
-                         self._file, line, column, path)
         # Composing never expands aliases (an alias is the anchored node object again), and
         # every anchored node is refused where it is first met, so alias bombs cannot grow.
         if getattr(node, "anchor", None):
@@ -149,11 +154,55 @@ class _Converter:
         return out
 
 
+@dataclass
+class _Open:
+    """A collection the depth pass is inside: its YAML path and the nodes met in it so far."""
+
+    mapping: bool
+    path: YamlPath
+    seen: int = 0
+    key: str = ""
+
+    def place(self, event: Event) -> YamlPath:
+        """The YAML path of the next node in this collection (a key sits at the mapping's)."""
+        self.seen += 1
+        if not self.mapping:
+            return (*self.path, self.seen - 1)
+        if self.seen % 2:
+            self.key = str(event.value) if isinstance(event, ScalarEvent) else "?"
+            return self.path
+        return (*self.path, self.key)
+
+
+def _check_depth(yaml: YAML, text: str, file: str) -> None:
+    """Refuse nesting beyond ``MAX_DEPTH`` before composing.
+
+    The composer recurses once per level, so a small document nested a thousand levels deep
+    (flow ``[[[...]]]``, ``{a: {a: ...}}`` or block form) would exhaust Python's stack inside
+    ruamel; the parser's event stream is flat, so this pass is bounded by the document's size.
+    """
+    open_: list[_Open] = []
+    for event in yaml.parse(io.StringIO(text)):
+        if isinstance(event, CollectionEndEvent):
+            open_.pop()
+            continue
+        if not isinstance(event, NodeEvent):
+            continue
+        path = open_[-1].place(event) if open_ else ()
+        if len(path) > MAX_DEPTH:
+            mark = event.start_mark
+            raise _error("yaml.too_deep", f"nesting deeper than {MAX_DEPTH} levels", file,
+                         mark.line + 1, mark.column + 1, path)
+        if isinstance(event, CollectionStartEvent):
+            open_.append(_Open(isinstance(event, MappingStartEvent), path))
+
+
 def load_yaml_bytes(raw: bytes, file: str) -> LoadedDocument:
     """Load one bounded YAML mapping from bytes; ``file`` names it in errors."""
     text = _decode(raw, file)
     yaml = YAML(typ="safe", pure=True)
     try:
+        _check_depth(yaml, text, file)
         node = yaml.compose(io.StringIO(text))
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -177,11 +226,14 @@ def load_yaml_file(path: Path, display: str | None = None) -> LoadedDocument:
     name = display or str(path)
     try:
         raw = path.read_bytes()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         raise _error("input.not_found", f"no such file: {name}", name, None) from None
     except IsADirectoryError:
         raise _error("input.not_found", f"{name} is a directory, not a YAML file", name,
                      None) from None
+    except OSError as exc:
+        raise _error("filesystem.unavailable", f"cannot read {name}: "
+                     f"{exc.strerror or type(exc).__name__}", name, None) from None
     return load_yaml_bytes(raw, name)
 
 

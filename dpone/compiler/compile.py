@@ -101,8 +101,10 @@ def _resolve_source(workload: Workload, workload_path: Path, registry: Registry,
                               table=source.table, query=source.query)
     candidate = Path(source.path)
     if candidate.is_absolute():
-        raise _fail("schema.invalid_value", "source path must be relative to the workload file",
-                    doc, ("source", "path"))
+        raise _fail("schema.invalid_value", f"source path {source.path!r} is absolute; it must "
+                    "be relative to the workload file", doc, ("source", "path"),
+                    hint="write a path relative to the workload file that stays inside the "
+                         "registry, e.g. ../data/measurements.csv")
     resolved = workload_path.parent / candidate
     relative = registry.relative(resolved)
     if relative is None:
@@ -123,7 +125,9 @@ def _check_intent(workload: Workload, profile: OperationProfile, mapping: Payloa
                     hint=f"choose one of: {', '.join(profile.supported_mutations)}")
     if mutation.kind == "incremental_append" and mutation.correction_revision != 0:
         raise _fail("workload.mutation_unsupported", "incremental_append takes no correction "
-                    "revision", doc, ("sink", "mutation", "correction_revision"))
+                    "revision", doc, ("sink", "mutation", "correction_revision"),
+                    hint="remove correction_revision: an appended scope is never delivered "
+                         "again; a correction generation needs kind partition_replace")
     column = mapping.column(mutation.scope.source_field)
     if column is None or column.type != "date" or column.nullable:
         raise _fail("workload.scope_field_unknown", f"scope field {mutation.scope.source_field!r} "

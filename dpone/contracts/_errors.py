@@ -155,9 +155,15 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
     _ce("artifact.invalid_key", "Use a relative key of [A-Za-z0-9._=@+-] segments joined by / without '..'."),
     _ce("artifacts.unavailable", "Check that the artifact store is reachable and writable.",
         exit_class=3),
+    _ce("output.unwritable", "Make the named directory writable or choose another one "
+        "(--out, --plans): the path could not be created or written.", exit_class=3),
+    _ce("filesystem.unavailable", "Check the named path: it exists, is of the expected kind, "
+        "and is readable (or writable) by this user, with space left.", exit_class=3),
     _ce("source.column_missing", "Add the column to the source or fix the mapping's source name."),
     _ce("source.type_mismatch", "Fix the source values or the mapping's column type."),
     _ce("source.invalid_utf8", "Re-encode the source text as UTF-8."),
+    _ce("source.unreadable", "The file cannot be read as the workload's source.format (damaged, "
+        "truncated or another format): replace the file or correct source.format."),
     _ce("source.null_in_required", "Fill the nulls or mark the mapped column nullable."),
     _ce("source.unavailable", "Check that the source file or database is reachable.", exit_class=3),
     _ce("journal.unavailable", "Check the journal URL and that the database is reachable.",

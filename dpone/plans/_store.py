@@ -16,10 +16,26 @@ def plan_path(root: Path, digest: str) -> Path:
 
 
 def write_plan(root: Path, digest: str, canonical: bytes) -> tuple[Path, bool]:
-    """Write ``canonical`` under its digest; returns (path, written). Never overwrites."""
+    """Write ``canonical`` under its digest; returns (path, written). Never overwrites.
+
+    A plan store that cannot be created or written (a path below a file, a read-only or full
+    filesystem) is ``output.unwritable`` naming the path, never an OSError.
+    """
     if content_digest(canonical) != digest:
         raise DponeError(code="plan.digest_mismatch", message="plan bytes do not match the digest")
     path = plan_path(root, digest)
+    try:
+        return _write_new(path, canonical)
+    except OSError as exc:
+        where = exc.filename if exc.filename is not None else path
+        raise DponeError(code="output.unwritable",
+                         message=f"cannot write the plan under {root}: {where}: "
+                                 f"{exc.strerror or type(exc).__name__}",
+                         location=Location(file=str(path)),
+                         details={"path": str(where), "plan_store": str(root)}) from exc
+
+
+def _write_new(path: Path, canonical: bytes) -> tuple[Path, bool]:
     if path.exists():
         if path.read_bytes() != canonical:
             raise DponeError(code="plan.digest_mismatch",
@@ -50,7 +66,13 @@ def read_plan(root: Path, digest: str) -> dict[str, Any]:
     if not path.is_file():
         raise DponeError(code="plan.not_found", message=f"no plan {digest} under {root}",
                          location=Location(file=str(path)))
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DponeError(code="filesystem.unavailable",
+                         message=f"cannot read the plan {path}: "
+                                 f"{exc.strerror or type(exc).__name__}",
+                         location=Location(file=str(path)), details={"path": str(path)}) from exc
     if content_digest(data) != digest:
         raise DponeError(code="plan.digest_mismatch", message=f"{path} does not hash to its name",
                          location=Location(file=str(path)))

@@ -37,9 +37,11 @@ def _check_loopback(host: str) -> None:
 
 
 def _uvicorn_config(app: Starlette, host: str, port: int, log_level: str) -> uvicorn.Config:
+    # uvicorn colours its log lines on a terminal; NO_COLOR (https://no-color.org) turns it off.
+    plain = bool(os.environ.get("NO_COLOR"))
     return uvicorn.Config(asgi_app(app), host=host, port=port, http="h11", ws="none",
                           lifespan="off", log_level=log_level, access_log=False,
-                          timeout_graceful_shutdown=1)
+                          timeout_graceful_shutdown=1, use_colors=False if plain else None)
 
 
 def run(host: str = "127.0.0.1", port: int = 8765, token: str | None = None,

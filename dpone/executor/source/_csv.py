@@ -4,12 +4,13 @@ Dialect: UTF-8, comma, ``"`` quoting (doubled to escape), a header row. A null i
 unquoted field and an empty string is ``""``; booleans are ``true``/``false``; dates are
 ``YYYY-MM-DD``; timestamps are ISO 8601 with ``Z`` or an offset and become UTC. A CSV file has no
 index, so every record is parsed (a malformed value anywhere in the file fails the freeze) and
-the boundary is applied to the parsed batches.
+the boundary is applied to the parsed batches. A value that does not convert is reported with its
+column and record number (the data row, counted from 1 after the header), never its content.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -23,6 +24,7 @@ from dpone.executor.source._file import PinnedFile
 
 _READ_OPTIONS = pa_csv.ReadOptions(use_threads=True, block_size=1 << 22)
 _HEADER_OPTIONS = pa_csv.ReadOptions(use_threads=False, block_size=1 << 20)
+_PROBE_OPTIONS = pa_csv.ReadOptions(use_threads=False)
 _MALFORMED = ("the CSV file is empty or malformed (no header, a record with the wrong number of "
               "fields, or unbalanced quotes)")
 
@@ -45,9 +47,9 @@ class CsvFileReader:
             names = list(probe.schema.names)
             probe.close()
         except UnicodeDecodeError:
-            raise _failures.type_mismatch(None, None, "the CSV header is not UTF-8") from None
+            raise _failures.unreadable("the CSV header is not UTF-8 text") from None
         except pa.ArrowInvalid:
-            raise _failures.type_mismatch(None, None, _MALFORMED) from None
+            raise _failures.unreadable(_MALFORMED) from None
         except OSError as exc:
             raise _failures.unavailable("the source file cannot be read",
                                         errno=exc.errno) from None
@@ -76,13 +78,25 @@ class CsvFileReader:
         return False
 
     def _diagnose(self) -> DponeError:
-        """Name the column that failed: re-read the file one column at a time."""
+        """Name the column and record that failed: re-read the file one column at a time."""
         if self._fails({name: pa.large_binary() for name in self._types}):
-            return _failures.type_mismatch(None, None, _MALFORMED)
+            return _failures.unreadable(_MALFORMED)
         for name, arrow_type in self._types.items():
             if self._fails({name: arrow_type}):
-                return _reading.blame(_reading.owner(self._mapping, name))
-        return _failures.type_mismatch(None, None, "the CSV file cannot be read")
+                return _reading.blame(_reading.owner(self._mapping, name),
+                                      self._first_failing_record(name, arrow_type))
+        return _failures.unreadable("the CSV file cannot be read")
+
+    def _first_failing_record(self, name: str, arrow_type: pa.DataType) -> int | None:
+        """The record number of the first value of ``name`` that ``arrow_type`` refuses: the
+        column is read as raw bytes and each batch is bisected with the same converter."""
+        record = 1
+        for raw in self._open({name: pa.large_binary()}):
+            values = [(i, v) for i, v in enumerate(raw.column(0).to_pylist()) if v is not None]
+            if not _converts([v for _, v in values], arrow_type):
+                return record + values[_first_refused([v for _, v in values], arrow_type)][0]
+            record += raw.num_rows
+        return None
 
     def version(self) -> ParentSource:
         self._pinned.check_unchanged()
@@ -90,3 +104,28 @@ class CsvFileReader:
 
     def close(self) -> None:
         return None
+
+
+def _converts(values: Sequence[bytes], arrow_type: pa.DataType) -> bool:
+    """Whether the product's CSV converter accepts every value (each written as a quoted field:
+    quoting changes no conversion but keeps separators and line breaks inside the value)."""
+    body = b"".join(b'"' + value.replace(b'"', b'""') + b'"\n' for value in values)
+    try:
+        pa_csv.read_csv(pa.BufferReader(b"v\n" + body), read_options=_PROBE_OPTIONS,
+                        parse_options=_reading.CSV_PARSE_OPTIONS,
+                        convert_options=_reading.csv_convert_options({"v": arrow_type}, ["v"]))
+    except pa.ArrowInvalid:
+        return False
+    return True
+
+
+def _first_refused(values: Sequence[bytes], arrow_type: pa.DataType) -> int:
+    """The index of the first refused value, given that some value is refused (bisection)."""
+    low, high = 0, len(values)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if _converts(values[low:middle], arrow_type):
+            low = middle
+        else:
+            high = middle
+    return low

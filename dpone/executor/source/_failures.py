@@ -38,10 +38,16 @@ def type_mismatch(column: str | None, source_column: str | None, reason: str,
                       details=_details(column, source_column, row=row))
 
 
-def invalid_utf8(column: str, source_column: str | None) -> DponeError:
+def invalid_utf8(column: str, source_column: str | None, row: int | None = None) -> DponeError:
+    at = f" (record {row})" if row is not None else ""
     return DponeError(code="source.invalid_utf8",
-                      message=f"{_where(column, source_column)} holds bytes that are not UTF-8",
-                      details=_details(column, source_column))
+                      message=f"{_where(column, source_column)}{at} holds bytes that are not UTF-8",
+                      details=_details(column, source_column, row=row))
+
+
+def unreadable(reason: str) -> DponeError:
+    """The file is not a readable file of its declared format: no column is to blame."""
+    return DponeError(code="source.unreadable", message=reason)
 
 
 def null_in_required(column: str, source_column: str | None, row: int) -> DponeError:

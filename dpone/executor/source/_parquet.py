@@ -32,7 +32,7 @@ class ParquetFileReader:
         try:
             self._file = pq.ParquetFile(path, memory_map=False)
         except (pa.ArrowInvalid, OSError):
-            raise _failures.type_mismatch(None, None, "the file is not readable Parquet") from None
+            raise _failures.unreadable("the file is not readable Parquet") from None
 
     def _keep(self, group: int) -> bool:
         """False only when statistics prove the row group has no row in the boundary."""
@@ -89,7 +89,7 @@ class ParquetFileReader:
                         pass
             except pa.ArrowInvalid:
                 return _reading.blame(_reading.owner(self._mapping, name))
-        return _failures.type_mismatch(None, None, "the Parquet file cannot be read")
+        return _failures.unreadable("the Parquet file cannot be read")
 
     def version(self) -> ParentSource:
         self._pinned.check_unchanged()

@@ -91,8 +91,10 @@ CSV_PARSE_OPTIONS = pa_csv.ParseOptions(delimiter=",", quote_char='"', double_qu
                                         escape_char=False, newlines_in_values=True)
 
 
-def blame(column: MappedColumn) -> DponeError:
-    """The failure of a column whose values the reader could not convert."""
+def blame(column: MappedColumn, row: int | None = None) -> DponeError:
+    """The failure of a column whose values the reader could not convert (at record ``row``
+    when the reader can tell)."""
     if column.type == "string":
-        return _failures.invalid_utf8(column.name, column.source_column)
-    return _failures.type_mismatch(column.name, column.source_column, MISMATCH_REASONS[column.type])
+        return _failures.invalid_utf8(column.name, column.source_column, row)
+    return _failures.type_mismatch(column.name, column.source_column,
+                                   MISMATCH_REASONS[column.type], row)

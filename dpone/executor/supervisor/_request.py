@@ -24,9 +24,17 @@ def check_payload(child: SealedChild, artifacts: ImmutableArtifactPort) -> None:
     """Refuse before any mutation when the stored payload is not the sealed one."""
     stored = artifacts.stat(child.payload.key)
     if stored is None or stored.digest != child.payload.digest or stored.size != child.payload.size:
-        raise DponeError(code="REST_DELIVERY_INTENT_CONFLICT",
-                         message="the stored payload is missing or differs from the sealed payload",
-                         details={"payload_key": child.payload.key})
+        state = "is missing" if stored is None else "no longer matches its digest"
+        raise DponeError(
+            code="REST_DELIVERY_INTENT_CONFLICT",
+            message=f"the sealed payload {state}: {child.payload.key} "
+                    f"(sealed {child.payload.digest})",
+            hint="The artifact store was altered after sealing; nothing was sent for this child. "
+                 "Restore the payload's exact bytes from a backup, or remove the altered file and "
+                 "run `dpone seal` for the same plan and boundary from the unchanged source "
+                 "(sealing is deterministic); then resume.",
+            details={"payload_key": child.payload.key, "sealed_digest": child.payload.digest,
+                     "stored_digest": None if stored is None else stored.digest})
 
 
 def _conflict(message: str) -> DponeError:

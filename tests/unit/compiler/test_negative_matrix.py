@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -26,7 +27,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from _support import EXAMPLES
+from _support import EXAMPLES, ROOT
 from dpone.cli.main import cli
 from dpone.contracts._errors import ERROR_CATALOG
 
@@ -183,7 +184,8 @@ def test_check_text_names_code_location_and_hint(case: str, tmp_path: Path) -> N
 
 # --------------------------------------------------------------------------- real processes
 
-REPRESENTATIVE = ["yaml_invalid_utf8", "workload_unknown_field_typo", "binding_http_in_production"]
+REPRESENTATIVE = ["yaml_invalid_utf8", "workload_unknown_field_typo", "binding_http_in_production",
+                  "yaml_too_deep_flow_mapping"]
 
 
 @pytest.mark.parametrize("case", REPRESENTATIVE)
@@ -194,7 +196,8 @@ def test_real_process_exits_two_without_traceback(case: str, tmp_path: Path) -> 
                str(root / expect["workload"]), "--registry", str(root)]
     for fmt in ("json", "text"):
         proc = subprocess.run([*command, "--format", fmt], capture_output=True, text=True,
-                              timeout=60, check=False, cwd=tmp_path)
+                              timeout=60, check=False, cwd=tmp_path,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
         assert proc.returncode == 2, (proc.stdout, proc.stderr)
         assert "Traceback" not in proc.stdout + proc.stderr
         if fmt == "json":

@@ -79,3 +79,36 @@ def test_too_deep() -> None:
     error = _code(raw.encode())
     assert error.code == "yaml.too_deep"
     assert error.location.line is not None
+
+
+_THOUSAND = 1000
+
+
+@pytest.mark.parametrize(("raw", "line", "column", "path_prefix"), [
+    pytest.param(f"a: {'[' * _THOUSAND}x{']' * _THOUSAND}\n", 1, 4 + _yaml.MAX_DEPTH, "a[0][0]",
+                 id="flow-sequence"),
+    pytest.param(f"a: {'{a: ' * _THOUSAND}x{'}' * _THOUSAND}\n", 1, 4 + 4 * _yaml.MAX_DEPTH,
+                 "a.a.a", id="flow-mapping"),
+    pytest.param(f"a:\n  {'- ' * _THOUSAND}x\n", 2, 3 + 2 * _yaml.MAX_DEPTH, "a[0][0]",
+                 id="block-sequence"),
+    pytest.param("".join(f"{' ' * i}a:\n" for i in range(_THOUSAND)) + f"{' ' * _THOUSAND}x\n",
+                 _yaml.MAX_DEPTH + 2, _yaml.MAX_DEPTH + 2, "a.a.a", id="block-mapping"),
+])
+def test_thousand_levels_are_refused_before_composing(raw: str, line: int, column: int,
+                                                      path_prefix: str) -> None:
+    """A small document nested far beyond the bound is refused with its location: composing it
+    would exhaust the interpreter's stack (a RecursionError, not a catalog code)."""
+    error = _code(raw.encode())
+    assert error.code == "yaml.too_deep"
+    assert error.exit_code == 2
+    assert (error.location.line, error.location.column) == (line, column)
+    assert error.location.path is not None and error.location.path.startswith(path_prefix)
+
+
+def test_nesting_at_the_bound_loads() -> None:
+    depth = _yaml.MAX_DEPTH
+    doc = load_yaml_bytes(f"a: {'[' * (depth - 1)}x{']' * (depth - 1)}\n".encode(), "doc.yaml")
+    value = doc.data["a"]
+    for _ in range(depth - 2):
+        value = value[0]
+    assert value == ["x"]

@@ -52,6 +52,28 @@ def test_text_in_an_int64_column(tmp_path: Path) -> None:
     bad = GOOD.replace(b",10,", b",ten,")
     error, store = _freeze_csv(tmp_path, HEADER + GOOD * 3 + bad)
     _expect(error, store, "source.type_mismatch", "sample_count")
+    assert error.details["row"] == 4
+    assert "(record 4)" in error.message
+
+
+@pytest.mark.parametrize(("bad", "code", "column"), [
+    (GOOD.replace(b",10,", b",1e3,"), "source.type_mismatch", "sample_count"),
+    (GOOD.replace(b",1.5,", b',"1,5",'), "source.type_mismatch", "reading"),
+    (GOOD.replace(b",true\n", b",yes\n"), "source.type_mismatch", "is_valid"),
+    (GOOD.replace(b"2026-08-02T", b"2026-02-30T"), "source.type_mismatch", "measured_at"),
+    (GOOD.replace(b'"ok"', b'"line\nbreak \xff"'), "source.invalid_utf8", "note"),
+], ids=["int64", "float64", "bool", "timestamp", "utf8"])
+def test_a_bad_value_names_its_record_past_the_first_block(tmp_path: Path, bad: bytes, code: str,
+                                                           column: str) -> None:
+    """The record number is the data row counted after the header, exact across blocks, with
+    nulls and quoted separators before it."""
+    body = EXAMPLE_CSV.read_bytes().split(b"\n", 1)[1]
+    records = body.count(b"\n") * 40
+    nullable = GOOD.replace(b'"ok"', b"").replace(b'"Kazan"', b'"Ka,z\n""an"')
+    error, store = _freeze_csv(tmp_path, HEADER + body * 40 + nullable + bad + GOOD)
+    _expect(error, store, code, column)
+    assert error.details["row"] == records + 2, (error.details, records)
+    assert f"(record {records + 2})" in error.message
 
 
 def test_timestamp_without_zone(tmp_path: Path) -> None:
@@ -109,8 +131,14 @@ def test_invalid_utf8_in_a_large_file_is_found_past_the_first_block(tmp_path: Pa
 
 def test_malformed_record(tmp_path: Path) -> None:
     error, store = _freeze_csv(tmp_path, HEADER + GOOD + b'2026-08-02,"S-001"\n')
-    _expect(error, store, "source.type_mismatch", None)
+    _expect(error, store, "source.unreadable", None)
     assert "malformed" in error.message
+
+
+def test_a_binary_file_as_csv_is_unreadable(tmp_path: Path) -> None:
+    error, store = _freeze_csv(tmp_path, bytes(range(256)) * 8)
+    _expect(error, store, "source.unreadable", None)
+    assert "source.format" in error.fix_hint and "documented type" not in error.fix_hint
 
 
 def test_values_never_appear_in_error_text(tmp_path: Path) -> None:
@@ -212,4 +240,6 @@ def test_unreadable_parquet(tmp_path: Path) -> None:
     with pytest.raises(DponeError) as caught:
         freeze_source(example_plan(source), registry_root=tmp_path, interval_start=WEEK[0],
                       interval_end=WEEK[1], artifacts=MemoryArtifactStore())
-    assert caught.value.code == "source.type_mismatch"
+    assert caught.value.code == "source.unreadable"
+    assert caught.value.message == "the file is not readable Parquet"
+    assert "replace the file or correct source.format" in caught.value.fix_hint
