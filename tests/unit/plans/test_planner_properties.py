@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import pytest
 from _plans_support import RowOracle, day_slices, limits, row_sizes, scope_groups
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dpone.contracts import DponeError
@@ -301,13 +301,27 @@ def test_deterministic_and_oracle_calls_are_bounded(source: Source) -> None:
         assert len(first.calls) <= children
 
 
+@st.composite
+def calendar_boundaries(draw: st.DrawFn, max_days: int = 400) -> tuple[dt.date, dt.date]:
+    """A boundary ``[start, end)`` of 1..``max_days`` days anywhere in the calendar.
+
+    The length is drawn first and the start bounded by it, so ``end`` never passes
+    ``date.max`` (the last representable date).
+    """
+    n_days = draw(st.integers(1, max_days))
+    start = draw(st.dates(max_value=dt.date.max - dt.timedelta(days=n_days)))
+    return start, start + dt.timedelta(days=n_days)
+
+
 @SETTINGS
-@given(start=st.dates(), n_days=st.integers(1, 400), kind=st.sampled_from(KINDS),
+@example(boundary=(dt.date.max - dt.timedelta(days=400), dt.date.max), kind="partition_replace",
+         window=[1, 1])  # the calendar's last days: the boundary ends at date.max
+@given(boundary=calendar_boundaries(), kind=st.sampled_from(KINDS),
        window=st.tuples(st.integers(1, 366), st.integers(1, 366)).map(sorted))
 def test_empty_boundary_has_no_children_and_an_empty_proof(
-    start: dt.date, n_days: int, kind: str, window: list[int]
+    boundary: tuple[dt.date, dt.date], kind: str, window: list[int]
 ) -> None:
-    end = start + dt.timedelta(days=n_days)
+    start, end = boundary
     oracle = RowOracle([])
     effective = limits(max_rows=10, max_decoded=1_000, max_wire=1_000,
                        window=(window[0], window[0], window[1]))
