@@ -136,6 +136,7 @@ def planner_rows(compiled: CompiledPlan, parent: SourceParent, table: pa.Table,
     fixed_oracle = sealer_oracle(compiled, parent, table, scratch / "fixed")
     fixed = fixed_width_children(**boundary, oracle=fixed_oracle)
     limits = plan.effective_limits
+    safe = widest_safe_fixed_width(compiled, parent, table, scratch, boundary)
     decoded = sum(child.decoded_bytes for child in adaptive.children)
     row = Row(f"plan {plan.profile.snapshot.id}@{plan.profile.snapshot.version}",
               parent.row_count, decoded / MB, seconds,
@@ -147,9 +148,36 @@ def planner_rows(compiled: CompiledPlan, parent: SourceParent, table: pa.Table,
         f"fixed {limits.window_days}-day windows: {fixed.requests} requests, "
         f"{len(limit_violations(fixed, limits))} limit violations "
         f"(children {list(limit_violations(fixed, limits))})",
-        f"requests adaptive / fixed: {adaptive.requests / max(fixed.requests, 1):.2f}",
+        f"requests adaptive / fixed: {adaptive.requests / max(fixed.requests, 1):.2f} "
+        f"(fixed {limits.window_days}-day windows are the fewest requests any plan can have)",
+        (f"widest fixed width within the limits: {safe[0]} day(s), {safe[1]} requests; "
+         f"requests adaptive / that width: {adaptive.requests / max(safe[1], 1):.2f}"
+         if safe else "widest fixed width within the limits: none (a single day already "
+         "breaks a limit; only the adaptive planner's row parts stay within them)"),
     ]
     return [row], lines
+
+
+def widest_safe_fixed_width(compiled: CompiledPlan, parent: SourceParent, table: pa.Table,
+                            scratch: Path, boundary: dict[str, Any]) -> tuple[int, int] | None:
+    """The widest fixed window (<= window_days) without a hard-limit violation, and its
+    requests: the width an operator would have to choose without an adaptive planner."""
+    limits = compiled.plan.effective_limits
+
+    def requests(width: int) -> int | None:
+        oracle = sealer_oracle(compiled, parent, table, scratch / f"fixed-{width}")
+        fixed = fixed_width_children(**boundary, oracle=oracle, window_days=width)
+        oracle.inner.discard_except(set())  # drop the spooled payloads at once
+        return None if limit_violations(fixed, limits) else fixed.requests
+
+    one_day = requests(1)
+    if one_day is None:  # one day alone breaks a limit: no fixed width can help
+        return None
+    for width in range(limits.window_days, 1, -1):
+        found = requests(width)
+        if found is not None:
+            return width, found
+    return 1, one_day
 
 
 def _preformatted(table: pa.Table) -> pa.Table:

@@ -10,6 +10,7 @@ import click
 from dpone.cli._hints import command
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
 from dpone.compiler import CompiledPlan, compile_workload
+from dpone.contracts.plan import RestDeliveryPlan
 from dpone.plans import write_plan
 
 _WORKLOAD = click.argument("workload", type=click.Path(path_type=Path, dir_okay=False))
@@ -36,6 +37,18 @@ def _digests(compiled: CompiledPlan) -> dict[str, str]:
     }
 
 
+def _window_rule(plan: RestDeliveryPlan) -> dict[str, Any]:
+    """The planner's rule for this plan (see docs/planner.md): how long windows may be, where
+    that comes from, and the child budget."""
+    limits = plan.effective_limits
+    preferred = plan.workload.sink.delivery_overrides.preferred_window_days
+    return {"window_days": limits.window_days,
+            "window_days_from": "workload" if preferred is not None else "profile_default",
+            "window_days_range": [limits.preferred_window_days.min,
+                                  limits.preferred_window_days.max],
+            "max_children": limits.max_children}
+
+
 def _summary(compiled: CompiledPlan) -> dict[str, Any]:
     plan = compiled.plan
     profile = plan.profile.snapshot
@@ -52,10 +65,16 @@ def _summary(compiled: CompiledPlan) -> dict[str, Any]:
                     "tier": plan.environment.snapshot.tier},
         "mutation": {"kind": plan.source_boundary.mutation_kind,
                      "scope_field": plan.source_boundary.scope_field,
-                     "window_days": plan.effective_limits.window_days},
+                     **_window_rule(plan)},
         "fence": {"type": plan.fence.type, "certified": plan.fence.certified_in_environment},
         "digests": _digests(compiled),
     }
+
+
+_DAY_RULE = {"partition_replace": "a day is never split",
+             "incremental_append": "a day over the planning limits is split into row parts"}
+_WINDOW_FROM = {"workload": "workload preferred_window_days",
+                "profile_default": "profile default preferred_window_days"}
 
 
 def _text(summary: dict[str, Any], header: str) -> str:
@@ -65,7 +84,11 @@ def _text(summary: dict[str, Any], header: str) -> str:
         f"  files        {', '.join(summary['files'])}",
         f"  profile      {p['ref']} ({p['family']}: {p['request']}, {p['body']})",
         f"  binding      {b['ref']} -> {b['authority']} ({b['environment']}, {b['tier']})",
-        f"  mutation     {m['kind']} by {m['scope_field']}, windows of {m['window_days']} day(s)",
+        f"  mutation     {m['kind']} by {m['scope_field']} ({_DAY_RULE[m['kind']]})",
+        f"  windows      up to {m['window_days']} day(s) each ({_WINDOW_FROM[m['window_days_from']]};"
+        f" profile allows {m['window_days_range'][0]}..{m['window_days_range'][1]}),",
+        "               shorter only where a planning limit or the boundary end forces it",
+        f"  children     at most {m['max_children']} per boundary (limits.max_children)",
         f"  fence        {f['type']}"
         + (" (certified here)" if f["certified"] else " (not certified: no automatic resend)"),
         "  digests",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Final, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from dpone.contracts._base import Digest, Name, StrictModel
 from dpone.contracts.binding import ConnectionBinding, Environment
@@ -13,7 +13,11 @@ from dpone.contracts.profile import Limits, OperationProfile
 from dpone.contracts.workload import Workload
 
 PLAN_SCHEMA_ID: Final = "dpone.rest_delivery_plan.v1"
-PLANNER_ALGORITHM_VERSION: Final = "dpone.adaptive_window_planner.v1"
+PLANNER_ALGORITHM_VERSION: Final = "dpone.adaptive_window_planner.v2"
+# v1 (windows up to preferred_window_days.max) stays readable: admitted deliveries resume from
+# their sealed topology and never re-plan; a new boundary is planned only by the current version.
+PlannerAlgorithmVersion = Literal["dpone.adaptive_window_planner.v1",
+                                  "dpone.adaptive_window_planner.v2"]
 
 
 class ResolvedProfile(StrictModel):
@@ -59,7 +63,21 @@ class SourceBoundaryContract(StrictModel):
 
 
 class EffectiveLimits(Limits):
+    """The profile's limits plus the window length chosen for this workload.
+
+    ``window_days`` is the workload's ``preferred_window_days`` (or the profile's default),
+    within the profile's ``min..max``: the planner's windows are at most this many days.
+    """
+
     window_days: Annotated[int, Field(ge=1, le=366)]
+
+    @model_validator(mode="after")
+    def _window_within_profile_range(self) -> EffectiveLimits:
+        allowed = self.preferred_window_days
+        if not allowed.min <= self.window_days <= allowed.max:
+            raise ValueError(f"window_days {self.window_days} is outside the profile's "
+                             f"preferred_window_days range [{allowed.min}, {allowed.max}]")
+        return self
 
 
 class FenceDecision(StrictModel):
@@ -81,5 +99,5 @@ class RestDeliveryPlan(StrictModel):
     effect_conflict_domain: Digest
     effective_limits: EffectiveLimits
     fence: FenceDecision
-    planner_algorithm_version: Literal["dpone.adaptive_window_planner.v1"]
+    planner_algorithm_version: PlannerAlgorithmVersion
     required_capabilities: tuple[str, ...]

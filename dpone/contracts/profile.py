@@ -195,6 +195,7 @@ class Limits(StrictModel):
     max_wire_bytes: PositiveCount
     planning_wire_bytes: PositiveCount
     preferred_window_days: WindowDays
+    max_children: Annotated[int, Field(ge=1, le=100_000)] = 10_000
 
     @model_validator(mode="after")
     def _planning_within_hard(self) -> Limits:

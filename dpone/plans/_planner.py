@@ -19,6 +19,7 @@ from dpone.contracts import DponeError
 from dpone.contracts.children import ChildDescriptor, ChildPlan, DaySlice
 from dpone.contracts.plan import PLANNER_ALGORITHM_VERSION, EffectiveLimits
 from dpone.contracts.profile import Limits
+from dpone.plans._budget import check_budget, fewest_children
 from dpone.plans._coverage import check_days, coverage_proof, verify_coverage
 from dpone.plans._windows import (
     Measured,
@@ -39,12 +40,13 @@ MUTATION_KINDS: Final = ("partition_replace", "incremental_append")
 
 
 class _AdaptivePlanner:
-    def __init__(self, parent: Parent, limits: Limits, mutation_kind: str,
+    def __init__(self, parent: Parent, limits: EffectiveLimits, mutation_kind: str,
                  sizes: Sizes) -> None:
         self._parent = parent
+        self._limits = limits
         self._planning = planning_caps(limits)
         self._hard = hard_caps(limits)
-        self._max_days = limits.preferred_window_days.max
+        self._max_days = limits.window_days
         self._atomic_days = mutation_kind == "partition_replace"
         self._measure = sizes
         self._est_decoded, self._est_wire = parent.prefix_sizes(sizes.estimate)
@@ -76,7 +78,18 @@ class _AdaptivePlanner:
             chosen = self._verified_window(cursor, length) if length else self._oversized_day(cursor)
             spans.extend(chosen)
             cursor = chosen[-1].day_to
+            self._check_budget(len(spans), cursor)
         return spans
+
+    def _check_budget(self, planned: int, cursor: int) -> None:
+        """Stop as soon as the children planned plus the fewest still needed are over budget."""
+        parent = self._parent
+        remaining_days = parent.n_days - cursor
+        still_needed = fewest_children(remaining_days, parent.total_rows - parent.starts[cursor],
+                                       self._limits) if remaining_days else 0
+        check_budget(planned + still_needed, exact=not remaining_days,
+                     boundary_from=parent.boundary_from, boundary_to=parent.date(parent.n_days),
+                     limits=self._limits)
 
     def _window(self, day_from: int, day_to: int) -> tuple[Span, bool]:
         first, count = self._parent.rows(day_from, day_to)
@@ -220,11 +233,16 @@ def _finish(parent: Parent, spans: list[Span], algorithm_version: str,
     return plan
 
 
-def _checked_parent(boundary_from: dt.date, boundary_to: dt.date, days: Sequence[DaySlice],
-                    total_rows: int, algorithm_version: str) -> Parent:
+def _check_input(boundary_from: dt.date, boundary_to: dt.date, days: Sequence[DaySlice],
+                 total_rows: int, algorithm_version: str) -> None:
     check_days(days, total_rows, boundary_from, boundary_to)
     if not algorithm_version:
         raise ValueError("algorithm_version must be a non-empty string")
+
+
+def _checked_parent(boundary_from: dt.date, boundary_to: dt.date, days: Sequence[DaySlice],
+                    total_rows: int, algorithm_version: str) -> Parent:
+    _check_input(boundary_from, boundary_to, days, total_rows, algorithm_version)
     return Parent(boundary_from, boundary_to, days, total_rows)
 
 
@@ -234,7 +252,7 @@ def plan_children(
     boundary_to: dt.date,
     days: Sequence[DaySlice],
     total_rows: int,
-    limits: Limits,
+    limits: EffectiveLimits,
     mutation_kind: str,
     oracle: SizeOracle,
     algorithm_version: str = PLANNER_ALGORITHM_VERSION,
@@ -244,16 +262,17 @@ def plan_children(
     **Window rule.** Windows are consecutive half-open ranges of whole UTC calendar days that
     together cover every date of the boundary, days without rows included. Walking from
     ``boundary_from``, each window is the *longest* run of days, at most
-    ``preferred_window_days.max`` and never past ``boundary_to``, whose size fits the
-    planning limits (``planning_rows`` — ``max_rows`` when unset —, ``planning_decoded_bytes``,
-    ``planning_wire_bytes``). Its size is first estimated as the sum of the oracle's per-day
-    *estimates* (cheap, possibly inexact), then the window is measured exactly once; if the
-    exact size is over a planning limit the window shrinks by whole days (binary search on
-    exact sizes). "Fits" therefore means: by its estimate and exactly. An estimate that is too
-    high only makes windows shorter; one that is too low only costs measurements. A window is
-    shorter than ``preferred_window_days.min`` only when (a) the boundary ends, or (b) ``min``
-    days from that start do not fit the planning limits — in particular when the next day
-    alone is over them. Such a day becomes a window of its own:
+    ``limits.window_days`` (the workload's ``preferred_window_days``, or the profile's
+    default, within the profile's ``min..max``) and never past ``boundary_to``, whose size fits
+    the planning limits (``planning_rows`` — ``max_rows`` when unset —,
+    ``planning_decoded_bytes``, ``planning_wire_bytes``). Its size is first estimated as the
+    sum of the oracle's per-day *estimates* (cheap, possibly inexact), then the window is
+    measured exactly once; if the exact size is over a planning limit the window shrinks by
+    whole days (binary search on exact sizes). "Fits" therefore means: by its estimate and
+    exactly. An estimate that is too high only makes windows shorter; one that is too low only
+    costs measurements. A window is shorter than ``window_days`` only when (a) the boundary
+    ends, or (b) one more day would not fit the planning limits — in particular when the next
+    day alone is over them. Such a day becomes a window of its own:
 
     * ``partition_replace``: the day is receiver-atomic and never split. It is sent whole
       when within the hard ``max_*`` limits (even if over the planning limits); a day over a
@@ -266,6 +285,12 @@ def plan_children(
     Every child is exactly measured, so none exceeds a hard limit. A boundary without rows
     yields no children and a coverage proof with ``empty=True`` over the whole boundary.
 
+    **Child budget.** A plan has at most ``limits.max_children`` children; beyond it
+    ``REST_DELIVERY_SCOPE_EXCEEDS_LIMIT`` names the boundary, the count (or its lower bound)
+    and the limit. The lower bound (see :mod:`dpone.plans._budget`) is checked before any
+    size is read and again after each window, so an oversized boundary costs at most about
+    ``max_children`` windows of work.
+
     **Oracle cost.** One ``estimate`` per day with rows; one exact ``measure`` per child (an
     interval is never measured twice), plus O(log days) per window that fails verification,
     one per day over the planning limits, and O(log rows) per appended part (one when the
@@ -276,7 +301,12 @@ def plan_children(
     """
     if mutation_kind not in MUTATION_KINDS:
         raise ValueError(f"mutation_kind {mutation_kind!r} is not one of {', '.join(MUTATION_KINDS)}")
-    parent = _checked_parent(boundary_from, boundary_to, days, total_rows, algorithm_version)
+    _check_input(boundary_from, boundary_to, days, total_rows, algorithm_version)
+    if total_rows:
+        check_budget(fewest_children((boundary_to - boundary_from).days, total_rows, limits),
+                     exact=False, boundary_from=boundary_from, boundary_to=boundary_to,
+                     limits=limits)
+    parent = Parent(boundary_from, boundary_to, days, total_rows)
     spans: list[Span] = []
     if total_rows:
         spans = _AdaptivePlanner(parent, limits, mutation_kind, Sizes(oracle)).plan()
@@ -291,20 +321,28 @@ def fixed_width_children(
     total_rows: int,
     limits: EffectiveLimits,
     oracle: SizeOracle,
+    window_days: int | None = None,
     algorithm_version: str = FIXED_WIDTH_ALGORITHM_VERSION,
 ) -> ChildPlan:
-    """The naive baseline: fixed windows of ``limits.window_days`` days, no size awareness.
+    """The naive baseline: fixed windows of ``window_days`` days (``limits.window_days`` by
+    default), no size awareness.
 
     Windows start at ``boundary_from``; the last one ends at ``boundary_to``. Each child is
     measured once so that its sizes can be compared with the limits (:func:`limit_violations`);
-    nothing is split or shrunk. A boundary without rows yields no children, as in the planner.
+    nothing is split or shrunk, and there is no child budget. A boundary without rows yields
+    no children, as in the planner. Windows of ``limits.window_days`` are the fewest requests
+    any plan can have; a narrower width is the baseline an operator would have to choose to
+    stay within the limits.
     """
+    width = limits.window_days if window_days is None else window_days
+    if width < 1:
+        raise ValueError(f"window_days {width} is not a positive number of days")
     parent = _checked_parent(boundary_from, boundary_to, days, total_rows, algorithm_version)
     measure = Sizes(oracle)
     spans: list[Span] = []
     if total_rows:
-        for day_from in range(0, parent.n_days, limits.window_days):
-            day_to = min(day_from + limits.window_days, parent.n_days)
+        for day_from in range(0, parent.n_days, width):
+            day_to = min(day_from + width, parent.n_days)
             first, count = parent.rows(day_from, day_to)
             spans.append(Span(day_from, day_to, first, count, measure(first, count)))
     return _finish(parent, spans, algorithm_version, days, boundary_to)

@@ -14,7 +14,7 @@ from dpone.codecs import codec_libraries
 from dpone.contracts import DponeError, content_digest
 from dpone.contracts.children import ChildDescriptor, ChildPlan, DaySlice
 from dpone.contracts.identity import parent_plan_digest
-from dpone.contracts.plan import RestDeliveryPlan
+from dpone.contracts.plan import PLANNER_ALGORITHM_VERSION, RestDeliveryPlan
 from dpone.contracts.ports import ArtifactRef, ImmutableArtifactPort
 from dpone.contracts.sealed import (
     PayloadCodec,
@@ -58,6 +58,14 @@ def _verified_table(parent: SourceParent, path: Path) -> pa.Table:
 
 
 def _plan(plan: RestDeliveryPlan, parent: SourceParent, oracle: SealingOracle) -> ChildPlan:
+    """The children of ``parent`` (nothing sealed yet); refuses a plan pinned to another
+    planner version, or a boundary over the plan's child budget (``limits.max_children``)."""
+    if plan.planner_algorithm_version != PLANNER_ALGORITHM_VERSION:
+        raise DponeError(code="contract.semantic_invalid",
+                         message=f"the plan pins planner {plan.planner_algorithm_version}; this "
+                                 f"dpone plans new boundaries with {PLANNER_ALGORITHM_VERSION}",
+                         hint="Recompile the workload (`dpone plan`) and deliver the new plan "
+                              "digest; admitted deliveries resume without re-planning.")
     days = [DaySlice(day=entry.date, first_row=entry.first_row, row_count=entry.row_count)
             for entry in parent.scope_index]
     boundary = parent.boundary

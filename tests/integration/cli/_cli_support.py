@@ -17,8 +17,8 @@ from dpone.cli.main import cli
 TOKEN = "tok-cli-sentinel-7Qz2-never-printed"
 TOKEN_ENV = "DPONE_CONN_MOCK_MEASUREMENTS_TOKEN"
 FULL = ("2026-08-01", "2026-09-01")
-ONE_ASYNC_CHILD = ("2026-08-01", "2026-08-05")
-TWO_ASYNC_CHILDREN = ("2026-08-01", "2026-08-09")
+ONE_ASYNC_CHILD = ("2026-08-01", "2026-08-04")  # the async example plans 3-day windows
+TWO_ASYNC_CHILDREN = ("2026-08-01", "2026-08-07")
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,8 @@ def test_sync_delivery_prints_the_summary_and_inspect_shows_every_axis(
     assert run.code == 0, run.err
     lines = run.out.splitlines()
     assert lines[0].split()[:5] == ["#", "scope", "rows", "bytes", "state"]
-    assert "completed: [2026-08-01, 2026-09-01) 3203 rows in 3 child(ren); frontier 3/3" in lines
-    assert "child 1/3 [2026-08-01, 2026-08-15) submitting attempt 1" in run.err
+    assert "completed: [2026-08-01, 2026-09-01) 3203 rows in 5 child(ren); frontier 5/5" in lines
+    assert "child 1/5 [2026-08-01, 2026-08-08) submitting attempt 1" in run.err
     parent_id = next(line.split()[1] for line in lines if line.startswith("  parent "))
     assert receiver.state.ledger.snapshot()["rows_total"] == 3203
 
@@ -39,7 +39,7 @@ def test_sync_delivery_prints_the_summary_and_inspect_shows_every_axis(
     document = inspected.json()
     assert document["schema"] == "dpone.delivery_inspection.v1"
     assert document["complete"] is True and document["next_actions"] == []
-    assert document["checkpoint_frontier"] == 3 and document["profile"] == "mock.batch-ndjson@1"
+    assert document["checkpoint_frontier"] == 5 and document["profile"] == "mock.batch-ndjson@1"
     for child in document["children"]:
         assert child["axes"] == {"execution_state": "FINALIZED", "remote_effect": "FULLY_APPLIED",
                                  "acknowledgement_state": "SUCCEEDED",
@@ -57,7 +57,7 @@ def test_json_result_of_a_sync_delivery(dpone: Dpone) -> None:
     document = run.json()
     assert document["schema"] == "dpone.delivery_result.v1"
     assert document["status"] == "completed"
-    assert [c["rows"] for c in document["children"]] == [1390, 1403, 410]
+    assert [c["rows"] for c in document["children"]] == [630, 760, 1030, 593, 190]
     assert {c["state_name"] for c in document["children"]} == {"final_succeeded_full_promoted"}
 
 
@@ -77,14 +77,14 @@ def test_async_delivery_is_pending_on_a_durable_receipt_then_completes_on_rerun(
     second = dpone.deliver("measurements_async", ONE_ASYNC_CHILD, "--wait")
 
     assert second.code == 0, second.err
-    assert "completed: [2026-08-01, 2026-08-05) 300 rows in 1 child(ren); frontier 1/1" in second.out
+    assert "completed: [2026-08-01, 2026-08-04) 190 rows in 1 child(ren); frontier 1/1" in second.out
     assert _posts(receiver) == 1
-    assert receiver.state.ledger.snapshot()["rows_total"] == 300
+    assert receiver.state.ledger.snapshot()["rows_total"] == 190
     child = dpone.inspect(child_id, "--format", "json").json()["children"][0]
     assert child["observations_total"] >= 1
     assert child["observations"][-1]["transition_id"].endswith("_poll_succeeded")
     assert child["observations"][-1]["document"]["phase"] == "complete"
-    assert child["receipt"]["accepted_rows"] == 300
+    assert child["receipt"]["accepted_rows"] == 190
 
 
 def test_unknown_effect_exits_4_with_the_next_safe_action(dpone: Dpone,
@@ -186,7 +186,7 @@ def test_a_dropped_job_submit_under_the_certified_fence_is_replayed_once_and_exi
     ledger = receiver.state.ledger.snapshot()
     assert _posts(receiver) == 2
     assert ledger["mutations_total"] == 1 and ledger["duplicate_mutations"] == 0
-    assert ledger["rows_total"] == 300
+    assert ledger["rows_total"] == 190
     attempts = dpone.inspect(child["operation_id"], "--format", "json").json()["children"][0][
         "attempts"]
     assert [a["outcome"] for a in attempts] == ["submitting_fenced_replay",
@@ -219,5 +219,5 @@ def test_sync_delivery_completes_on_either_journal(
 
     assert run.code == 0, run.err
     assert again.code == 0, again.err
-    assert _posts(receiver) == 3
+    assert _posts(receiver) == 5
     assert dpone.inspect(run.out.split("parent ")[1].split()[0]).code == 0

@@ -48,8 +48,8 @@ TOKEN_ENV: Final = "DPONE_CONN_MOCK_MEASUREMENTS_TOKEN"
 ENVIRONMENT: Final = "local-dev"
 HOLDER: Final = "delivery-acceptance"
 FULL: Final = (dt.date(2026, 8, 1), dt.date(2026, 9, 1))
-"""The examples' interval: sync 3 children, async 8 children."""
-SHORT: Final = (dt.date(2026, 8, 1), dt.date(2026, 8, 9))
+"""The examples' interval: sync 5 children (7-day windows), async 11 (3-day windows)."""
+SHORT: Final = (dt.date(2026, 8, 1), dt.date(2026, 8, 7))
 """The fault interval: sync 1 child, async 2 children (3-day windows)."""
 WORKLOADS: Final = {"sync": "measurements_sync", "async": "measurements_async"}
 SUBMIT_PREFIX: Final = {"sync": "/mock/v1/batches/", "async": "/mock/v1/dataset-jobs"}

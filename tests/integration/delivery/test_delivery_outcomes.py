@@ -14,7 +14,7 @@ from dpone.contracts.journal import ChildOperation
 from dpone.executor.supervisor import DeliveryBlocked, DeliveryCompleted
 from dpone.receiver import ReceiverThread
 
-ONE_JOB = (dt.date(2026, 8, 1), dt.date(2026, 8, 5))
+ONE_JOB = (dt.date(2026, 8, 1), dt.date(2026, 8, 4))  # one 3-day window
 
 
 def _result_evidence(h: Harness, ordinal: int) -> dict[str, object]:

@@ -33,7 +33,7 @@ def test_the_example_dataset_is_delivered_once_and_a_second_run_sends_nothing(
         harness: HarnessFactory, family: str) -> None:
     h = harness(family, FULL)
     children = h.topology.children
-    assert len(children) == {"sync": 3, "async": 8}[family]
+    assert len(children) == {"sync": 5, "async": 11}[family]
 
     result = h.run()
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 
+import pytest
 from _seal_support import Sealed
 from click.testing import CliRunner
 
@@ -93,3 +95,62 @@ def test_unencodable_value_names_the_column(tmp_path: Path, registry: Path) -> N
     error = json.loads(result.stdout)
     assert error["code"] == "source.type_mismatch"
     assert "reading" in error["message"]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_boundary_over_the_child_budget_is_refused_before_any_payload(tmp_path: Path,
+                                                                        fmt: str) -> None:
+    result = CliRunner().invoke(seal, [str(WORKLOAD), "--registry", str(EXAMPLES),
+                                       "--interval-start", "0001-01-01",
+                                       "--interval-end", "9999-12-31",
+                                       "--artifacts", str(tmp_path / "artifacts"),
+                                       "--format", fmt])
+    assert result.exit_code == 2, result.stderr
+    assert not (tmp_path / "artifacts" / "payloads").exists()
+    message = ("boundary [0001-01-01, 9999-12-31) of 3652058 day(s) needs at least 1217353 "
+               "children, over limits.max_children 10000")
+    if fmt == "json":
+        error = json.loads(result.stdout)
+        assert error["schema"] == "dpone.error.v1"
+        assert error["code"] == "REST_DELIVERY_SCOPE_EXCEEDS_LIMIT" and error["exit_code"] == 2
+        assert error["message"].startswith(message)
+        assert error["details"]["max_children"] == 10000
+        assert error["hint"].startswith("Shrink the interval: 10000 windows of 3 day(s)")
+        assert "sealed child" not in result.stderr
+    else:
+        assert result.stdout == ""
+        assert "REST_DELIVERY_SCOPE_EXCEEDS_LIMIT: " + message in result.stderr
+        assert "limits.max_children" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_profile_budget_refuses_what_the_default_admits(tmp_path: Path, registry: Path) -> None:
+    profile = registry / "profiles" / "mock.dataset-jobs@1.yaml"
+    text = profile.read_text("utf-8")
+    profile.write_text(text.replace("  preferred_window_days:",
+                                    "  max_children: 10\n  preferred_window_days:"), "utf-8")
+    result = CliRunner().invoke(seal, [str(registry / "workloads" / "measurements_async.yaml"),
+                                       "--registry", str(registry), *INTERVAL, "--artifacts",
+                                       str(tmp_path / "artifacts"), "--format", "json"])
+    assert result.exit_code == 2, result.stderr
+    error = json.loads(result.stdout)
+    assert error["code"] == "REST_DELIVERY_SCOPE_EXCEEDS_LIMIT"
+    assert (error["details"]["children"], error["details"]["max_children"]) == (11, 10)
+    assert not (tmp_path / "artifacts" / "payloads").exists()
+
+
+@pytest.mark.parametrize("preferred", [1, 2, 3, 4])
+def test_windows_honour_the_workload_preference(tmp_path: Path, registry: Path,
+                                                preferred: int) -> None:
+    workload = registry / "workloads" / "measurements_async.yaml"
+    text = workload.read_text("utf-8")
+    workload.write_text(text.replace("preferred_window_days: 3",
+                                     f"preferred_window_days: {preferred}"), "utf-8")
+    result = CliRunner().invoke(seal, [str(workload), "--registry", str(registry), *INTERVAL,
+                                       "--artifacts", str(tmp_path / "artifacts"),
+                                       "--format", "json"])
+    assert result.exit_code == 0, result.stderr
+    lengths = [(dt.date.fromisoformat(child["scope"]["to"])
+                - dt.date.fromisoformat(child["scope"]["from"])).days
+               for child in json.loads(result.stdout)["children"]]
+    # August's daily volume is far below the profile's limits: only the preference bounds them.
+    assert lengths == [preferred] * (31 // preferred) + ([31 % preferred] if 31 % preferred else [])

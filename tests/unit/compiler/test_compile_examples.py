@@ -155,7 +155,7 @@ def test_plan_holds_what_the_runtime_needs() -> None:
     assert plan.source.registry_path == "data/measurements.csv"
     assert plan.fence.type == "receiver_duplicate_key" and plan.fence.certified_in_environment
     assert plan.source_boundary.receiver_atomic_scope
-    assert plan.planner_algorithm_version == "dpone.adaptive_window_planner.v1"
+    assert plan.planner_algorithm_version == "dpone.adaptive_window_planner.v2"
     assert "protocol.async_bulk_job" in plan.required_capabilities
     sync = _compile(EXAMPLES, "measurements_sync").plan
     assert not sync.fence.certified_in_environment

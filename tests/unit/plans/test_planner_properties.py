@@ -9,9 +9,11 @@ the limits. For every generated source:
 * partition_replace never splits a day and fails with REST_DELIVERY_SCOPE_EXCEEDS_LIMIT
   exactly when one day alone exceeds a hard max; incremental_append fails exactly when one
   row alone does, and otherwise succeeds by splitting rows;
-* the window rule holds: windows are at most ``max`` days, maximal (one more day, or one more
-  row for a part, would break a planning limit) and shorter than ``min`` only when ``min``
-  days do not fit or the boundary ends;
+* the window rule holds: windows are at most ``window_days`` days (the workload's preference
+  within the profile's ``min..max``) and maximal (one more day, or one more row for a part,
+  would break a planning limit), so shorter only when a limit or the boundary end forces it;
+* the child budget refuses exactly the plans with more than ``max_children`` children, with a
+  true lower bound of the count;
 * the plan is deterministic; the oracle estimates each day with rows once and measures
   exactly O(children * log rows) times.
 """
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 
 import pytest
 from _plans_support import RowOracle, day_slices, limits, row_sizes, scope_groups
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dpone.contracts import DponeError
@@ -238,11 +240,11 @@ def test_incremental_append_splits_rows_and_fails_only_on_one_oversized_row(sour
 def _check_group_rule(source: Source, oracle: RowOracle, group: list[ChildDescriptor],
                       final: bool) -> None:
     caps = _planning(source.limits)
-    window = source.limits.preferred_window_days
+    window_days = source.limits.window_days
     head = group[0]
     day_from, day_to = _offset(source, head.scope_from), _offset(source, head.scope_to)
     length = day_to - day_from
-    assert 1 <= length <= window.max
+    assert 1 <= length <= window_days
     if len(group) == 1 and not _fits(caps, head.row_count, Measured(head.decoded_bytes,
                                                                      head.wire_bytes)):
         # Over the planning limits: only an atomic day (replace) or a single row (append).
@@ -250,11 +252,8 @@ def _check_group_rule(source: Source, oracle: RowOracle, group: list[ChildDescri
             head.row_count == 1)
     if final:
         return
-    if length < window.max:  # maximal: one more day would not fit the planning limits
+    if length < window_days:  # maximal: one more day would not fit the planning limits
         assert not _window_fits(source, oracle, day_from, day_to + 1)
-    if length < window.min:  # shorter than min only when min days do not fit
-        assert not _window_fits(source, oracle, day_from, min(day_from + window.min,
-                                                              len(source.counts)))
 
 
 @SETTINGS
@@ -292,7 +291,7 @@ def test_deterministic_and_oracle_calls_are_bounded(source: Source) -> None:
     assert first.estimates == [(d.first_row, d.row_count) for d in source.days]
     children = plan.requests
     bound = children * (
-        4 + source.limits.preferred_window_days.max.bit_length() + 2 * source.total.bit_length())
+        4 + source.limits.window_days.bit_length() + 2 * source.total.bit_length())
     assert len(first.calls) <= bound
     never_low = all(num >= den for num, den in source.estimate_factors)
     if source.kind == "partition_replace" and source.quadratic_div == 0 and never_low:
@@ -301,13 +300,27 @@ def test_deterministic_and_oracle_calls_are_bounded(source: Source) -> None:
         assert len(first.calls) <= children
 
 
+@st.composite
+def calendar_boundaries(draw: st.DrawFn, max_days: int = 400) -> tuple[dt.date, dt.date]:
+    """A boundary ``[start, end)`` of 1..``max_days`` days anywhere in the calendar.
+
+    The length is drawn first and the start bounded by it, so ``end`` never passes
+    ``date.max`` (the last representable date).
+    """
+    n_days = draw(st.integers(1, max_days))
+    start = draw(st.dates(max_value=dt.date.max - dt.timedelta(days=n_days)))
+    return start, start + dt.timedelta(days=n_days)
+
+
 @SETTINGS
-@given(start=st.dates(), n_days=st.integers(1, 400), kind=st.sampled_from(KINDS),
+@example(boundary=(dt.date.max - dt.timedelta(days=400), dt.date.max), kind="partition_replace",
+         window=[1, 1])  # the calendar's last days: the boundary ends at date.max
+@given(boundary=calendar_boundaries(), kind=st.sampled_from(KINDS),
        window=st.tuples(st.integers(1, 366), st.integers(1, 366)).map(sorted))
 def test_empty_boundary_has_no_children_and_an_empty_proof(
-    start: dt.date, n_days: int, kind: str, window: list[int]
+    boundary: tuple[dt.date, dt.date], kind: str, window: list[int]
 ) -> None:
-    end = start + dt.timedelta(days=n_days)
+    start, end = boundary
     oracle = RowOracle([])
     effective = limits(max_rows=10, max_decoded=1_000, max_wire=1_000,
                        window=(window[0], window[0], window[1]))
