@@ -34,9 +34,9 @@ def test_deliveries_are_listed_newest_first_with_status_frontier_and_age(dpone: 
     assert lines[0].split() == ["parent", "route", "boundary", "status", "frontier", "age"]
     newest, oldest = lines[1].split(), lines[2].split()
     assert newest[:6] == [pending["parent_id"], "measurements_async", "[2026-08-01,",
-                          "2026-08-05)", "pending", "0/1"]
+                          "2026-08-04)", "pending", "0/1"]
     assert oldest[:6] == [completed["parent_id"], "measurements_sync", "[2026-08-01,",
-                          "2026-09-01)", "completed", "3/3"]
+                          "2026-09-01)", "completed", "5/5"]
     assert newest[6].endswith("s") or newest[6].endswith("m")
     assert "2 delivery(ies) in journal" in out
     assert f"next: dpone delivery inspect --operation-id {pending['parent_id']}" in out

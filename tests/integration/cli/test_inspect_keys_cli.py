@@ -45,7 +45,7 @@ def test_inspect_shows_every_childs_keys_without_a_filename_for_a_single_body(
     document = dpone.inspect(delivered.json()["parent_id"], "--format", "json").json()
     text = dpone.inspect(delivered.json()["parent_id"]).out
 
-    assert len(document["children"]) == 3
+    assert len(document["children"]) == delivered.json()["children_total"] > 1
     for child in document["children"]:
         assert child["payload_filename"] is None
         assert f"child {child['ordinal']}  delivery_key           {child['delivery_key']}" in text

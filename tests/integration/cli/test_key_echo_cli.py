@@ -18,8 +18,8 @@ from _cli_support import ONE_ASYNC_CHILD, TOKEN, TOKEN_ENV, Dpone, bind_registry
 
 from dpone.receiver import ReceiverConfig, ReceiverThread
 
-OTHER_INTERVAL_SAME_ROWS = ("2026-08-08", "2026-08-12")
-"""300 rows in one child, like ONE_ASYNC_CHILD."""
+OTHER_INTERVAL_SAME_ROWS = ("2026-08-08", "2026-08-11")
+"""190 rows in one child, like ONE_ASYNC_CHILD."""
 PENDING_FOR_AN_HOUR = 3600.0
 SOON = 0.2
 
@@ -61,8 +61,8 @@ def _deliver_b(dpone: Dpone, receiver: ReceiverThread) -> str:
     assert b.code == 0, b.out + b.err
     document = b.json()
     assert document["status"] == "completed"
-    assert [c["rows"] for c in document["children"]] == [300]
-    assert receiver.state.ledger.snapshot()["rows_total"] == 300
+    assert [c["rows"] for c in document["children"]] == [190]
+    assert receiver.state.ledger.snapshot()["rows_total"] == 190
     return str(document["children"][0]["receipt"]["id"])
 
 
@@ -118,7 +118,7 @@ def test_resume_against_a_receiver_that_reuses_job_ids_is_protocol_unknown(
         assert child["receipt"]["key_echo"] == "mismatch"
         assert child["receipt"].get("accepted_rows") in (None, 0)  # B's counters are not A's
         ledger = restarted.state.ledger.snapshot()
-        assert ledger["mutations_total"] == 1 and ledger["rows_total"] == 300  # B's only
+        assert ledger["mutations_total"] == 1 and ledger["rows_total"] == 190  # B's only
         again = dpone.resume(a_id, "--apply", "--wait")
         _refuses_success(again.out, again.code, "REST_DELIVERY_PROTOCOL_UNKNOWN")
         assert "key-echo-mismatch" in again.out

@@ -46,7 +46,10 @@ def test_a_tampered_payload_says_it_no_longer_matches_its_digest(
 
         assert resumed.code == 2, resumed.out + resumed.err
         if fmt == "json":
-            error = resumed.json()
+            document = resumed.json()  # admitted: one delivery result, stopped with the refusal
+            assert (document["schema"], document["status"]) == ("dpone.delivery_result.v1",
+                                                                 "stopped")
+            error = document["stopped"]
             assert error["code"] == "REST_DELIVERY_INTENT_CONFLICT"
             assert "the sealed payload no longer matches its digest" in error["message"]
             assert error["details"] == {
@@ -56,6 +59,6 @@ def test_a_tampered_payload_says_it_no_longer_matches_its_digest(
             assert "governed generation" not in error["hint"]
             assert "Correct intent" not in error["hint"]
         else:
-            assert "the sealed payload no longer matches its digest" in resumed.err
-            assert "governed generation" not in resumed.err
+            assert "the sealed payload no longer matches its digest" in resumed.out
+            assert "governed generation" not in resumed.out
     assert _posts(receiver) == 1

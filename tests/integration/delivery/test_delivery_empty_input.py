@@ -125,7 +125,7 @@ def test_empty_input_promote_verifies_empty_windows_without_a_request(
 
 
 def test_a_not_started_child_with_rows_still_stops_the_frontier(harness: HarnessFactory) -> None:
-    older = harness("async", (dt.date(2026, 7, 28), dt.date(2026, 8, 5)), store="older")
+    older = harness("async", (dt.date(2026, 7, 29), dt.date(2026, 8, 4)), store="older")
     empty, full = _split(older)
     assert empty == [1] and full == [2]
     older.journal.admit_parent(parent_admission(older.plan, older.topology))
