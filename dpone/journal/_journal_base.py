@@ -13,8 +13,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
-from dpone.compiler.design_contract import load_state_contract
 from dpone.contracts._errors import DponeError
+from dpone.contracts.design import load_state_contract
 from dpone.contracts.journal import (
     AdmissionResult,
     AttemptPlan,
