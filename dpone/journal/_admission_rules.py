@@ -24,7 +24,7 @@ from dpone.contracts.journal import (
     ParentAdmission,
     ParentOperation,
 )
-from dpone.contracts.state import Evidence, StateContract, TriggerKind
+from dpone.contracts.state import StateContract
 from dpone.journal._core import axis_values, child_operation_id, guarded, parent_operation_id
 from dpone.journal._fence import Candidate, Scope, admission_refusal
 from dpone.journal._rows_common import parent_model
@@ -37,8 +37,8 @@ from dpone.journal._steps import (
 from dpone.journal._unit import UnitOfWork
 
 ADMISSION_ACTOR = "journal.admission"
-_SEALED = Evidence(kind=TriggerKind.INTERNAL, name="TOPOLOGY_ADMITTED_AND_PAYLOAD_SEALED",
-                   facts=frozenset({"topology_admitted", "payload_sealed"}))
+_SEALED_FACTS = ("topology_admitted", "payload_sealed")
+"""What admission proves for ``planned_seal``: the topology is admitted, its payloads sealed."""
 
 
 def validate(request: ParentAdmission, environment_id: str) -> None:
@@ -154,7 +154,7 @@ def _seal(contract: StateContract, first_operation_id: str, epoch: int) -> _Seal
                **axis_values(contract.initial_tuple)}
     decision = guarded(contract, planned, "planned_seal", expected_revision=0,
                        lease_kind="mutation", lease_epoch=epoch, current_epoch=epoch,
-                       evidence=_SEALED)
+                       facts=_SEALED_FACTS)
     target = contract.name_of(decision.target)
     return _Seal(transition_id=decision.transition_id, from_state=contract.initial,
                  to_state=target, columns={

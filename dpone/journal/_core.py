@@ -25,9 +25,7 @@ from dpone.contracts.identity import DigestValue, identity
 from dpone.contracts.journal import Axes, Lease, LeaseKindName
 from dpone.contracts.state import (
     Evidence,
-    IllegalTransition,
     LeaseKind,
-    RefusalReason,
     RevisionConflict,
     StateContract,
     StateTuple,
@@ -181,15 +179,6 @@ def refusal_error(refusal: TransitionRefused, operation_id: str | None) -> Dpone
                                "transition_id": refusal.transition_id})
 
 
-def trigger_kind(value: str, transition_id: str) -> TriggerKind:
-    try:
-        return TriggerKind(value)
-    except ValueError:
-        raise refusal_error(IllegalTransition(
-            reason=RefusalReason.EVIDENCE_MISMATCH, transition_id=transition_id,
-            message=f"{value!r} is not an evidence kind"), None) from None
-
-
 def guarded(
     contract: StateContract,
     row: Mapping[str, Any],
@@ -199,13 +188,23 @@ def guarded(
     lease_kind: LeaseKindName,
     lease_epoch: int,
     current_epoch: int,
-    evidence: Evidence,
+    facts: Collection[str] = (),
+    reconciliation_id: str | None = None,
+    evidence_digest: str | None = None,
     prior_reconciliation_ids: Collection[str] = (),
     prior_evidence_digests: Collection[str] = (),
 ) -> TransitionDecision:
-    """Run the runtime guard for one stored child row; refusals become ``DponeError``."""
+    """Run the runtime guard for one stored child row; refusals become ``DponeError``.
+
+    The trigger and its evidence name are the contract's for ``transition_id``; the caller
+    proves only ``facts`` (and the reconciliation ids of an operator transition).
+    """
+    guard = TransitionGuard(contract)
     try:
-        return TransitionGuard(contract).check(
+        evidence = Evidence.listed(guard.listed(transition_id), facts,
+                                   reconciliation_id=reconciliation_id,
+                                   evidence_digest=evidence_digest)
+        return guard.check(
             state_tuple(row), transition_id,
             expected_revision=expected_revision,
             actual_revision=int(row["revision"]),

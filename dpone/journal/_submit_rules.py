@@ -20,7 +20,7 @@ from typing import Any
 
 from dpone.contracts._errors import DponeError
 from dpone.contracts.journal import AttemptPlan, ChildOperation, Lease
-from dpone.contracts.state import Evidence, StateContract, TriggerKind
+from dpone.contracts.state import StateContract
 from dpone.journal._core import (
     REPLAY_TRANSITIONS,
     SUBMIT_TRANSITIONS,
@@ -150,22 +150,20 @@ def _reserve(tx: UnitOfWork, row: dict[str, Any], attempt: AttemptPlan) -> None:
            domain=domain, slot=free[0])
 
 
-def _submit_evidence(tx: UnitOfWork, row: dict[str, Any],
-                     transition_id: str) -> Evidence:
+def _submit_facts(tx: UnitOfWork, row: dict[str, Any], transition_id: str) -> frozenset[str]:
+    """What this transaction proves for the transition into SUBMITTING (its trigger and
+    evidence name are the contract's)."""
     facts = {"may_attempt_marker_durable", "capacity_reserved", "mutation_gate_open"}
-    kind, name = TriggerKind.INTERNAL, "MAY_ATTEMPT_MARKER_BOUND"
     if transition_id in REPLAY_TRANSITIONS.values():
         # The caller asserts both facts: the plan's mutation fence is certified in this
         # environment and the replay budget remains.
-        kind, name = TriggerKind.TRANSPORT, "CERTIFIED_FENCE_PERMITS_REPLAY"
         facts |= {"certified_remote_fence", "retry_budget_remaining"}
     elif transition_id == "retry_wait_due":
-        kind, name = TriggerKind.TIMER, "RETRY_DELAY_ELAPSED"
         facts.add("retry_budget_remaining")
         due = tx.codec.optional_moment(row["next_check_after"])
         if due is None or due <= tx.now():
             facts.add("retry_delay_elapsed")
-    return Evidence(kind=kind, name=name, facts=frozenset(facts))
+    return frozenset(facts)
 
 
 def check_replay_authority(parent: dict[str, Any], attempt: AttemptPlan) -> None:
@@ -214,7 +212,7 @@ def enter_submitting(tx: UnitOfWork, contract: StateContract, attempt: AttemptPl
                              f"current epoch is {epoch}")
     decision = guarded(contract, row, transition_id, expected_revision=expected_revision,
                        lease_kind="mutation", lease_epoch=marker_epoch, current_epoch=epoch,
-                       evidence=_submit_evidence(tx, row, transition_id))
+                       facts=_submit_facts(tx, row, transition_id))
     bounds = tx.codec.scope(row)
     rows, marks = fence_inputs(tx, row["effect_conflict_domain"], bounds.lo, bounds.hi)
     refusal = submit_refusal(Candidate(

@@ -15,7 +15,7 @@ from typing import Any
 
 from dpone.contracts._errors import DponeError
 from dpone.contracts.journal import ChildOperation, Lease, TransitionRequest, empty_input_outcome
-from dpone.contracts.state import Evidence, StateContract, Transition, TriggerKind
+from dpone.contracts.state import StateContract, Transition
 from dpone.journal._core import (
     MAX_OBSERVATIONS_PER_OPERATION,
     check_lease_identity,
@@ -23,7 +23,6 @@ from dpone.journal._core import (
     promote_transition,
     records_watermark,
     releases_capacity,
-    trigger_kind,
 )
 from dpone.journal._fence import Candidate, Interval, merge_watermark, submit_refusal
 from dpone.journal._rows_common import child_model, generation_key, interval
@@ -37,8 +36,8 @@ from dpone.journal._steps import (
 )
 from dpone.journal._unit import UnitOfWork
 
-_PROMOTION = Evidence(kind=TriggerKind.CHECKPOINT, name="CONTIGUOUS_FRONTIER_REACHED",
-                      facts=frozenset({"contiguous_frontier"}))
+_PROMOTION_FACTS = ("contiguous_frontier",)
+"""What promotion proves: the child is next to the frontier, every child before it promoted."""
 _WITHOUT_ROWS = "sealed_without_rows"
 """The guard fact of finalizing an empty child without a request: the journal proves it."""
 
@@ -130,14 +129,11 @@ def transition(tx: UnitOfWork, contract: StateContract, request: TransitionReque
     prior_ids, prior_digests = (_prior_reconciliation(tx, request.operation_id)
                                 if listed is not None and listed.reconciliation is not None
                                 else (set(), set()))
-    evidence = Evidence(kind=trigger_kind(request.evidence_kind, request.transition_id),
-                        name=request.evidence_name, facts=frozenset(request.facts),
-                        reconciliation_id=request.reconciliation_id,
-                        evidence_digest=request.evidence_digest)
     decision = guarded(contract, row, request.transition_id,
                        expected_revision=request.expected_revision, lease_kind=lease.kind,
                        lease_epoch=int(lease_row["journal_epoch"]), current_epoch=epoch,
-                       evidence=evidence, prior_reconciliation_ids=prior_ids,
+                       facts=request.facts, reconciliation_id=request.reconciliation_id,
+                       evidence_digest=request.evidence_digest, prior_reconciliation_ids=prior_ids,
                        prior_evidence_digests=prior_digests)
     updated = apply_decision(
         tx, contract, row, decision, expected_revision=request.expected_revision, epoch=epoch,
@@ -186,7 +182,8 @@ def _promote_run(tx: UnitOfWork, contract: StateContract, children: list[dict[st
                 break
             decision = guarded(contract, child, transition_id,
                                expected_revision=int(child["revision"]), lease_kind="checkpoint",
-                               lease_epoch=lease_epoch, current_epoch=epoch, evidence=_PROMOTION)
+                               lease_epoch=lease_epoch, current_epoch=epoch,
+                               facts=_PROMOTION_FACTS)
             apply_decision(tx, contract, child, decision, expected_revision=int(child["revision"]),
                            epoch=epoch, actor=lease.holder)
         frontier = ordinal
