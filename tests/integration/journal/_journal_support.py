@@ -17,7 +17,7 @@ from dpone.contracts.journal import (
     Tenancy,
     TransitionRequest,
 )
-from dpone.journal._core import marker_digest
+from dpone.journal._marker import marker_digest
 
 ENVIRONMENT = "journal-test"
 NAMESPACE = content_digest(b"namespace:journal-test")

@@ -27,7 +27,8 @@ from pydantic import ValidationError
 from dpone.artifacts import LocalArtifactStore
 from dpone.contracts import DponeError, canonical_json
 from dpone.contracts.journal import DeliveryJournalPort, TransitionRequest
-from dpone.journal._core import attempt_id, marker_digest, marker_key
+from dpone.journal._ids import attempt_id
+from dpone.journal._marker import marker_digest, marker_key
 
 
 def _code(excinfo: pytest.ExceptionInfo[DponeError]) -> str:

@@ -12,8 +12,8 @@ import pytest
 from _journal_support import ENVIRONMENT, admission, complete_full, generation
 
 from dpone.contracts import DponeError
-from dpone.journal._core import guarded
-from dpone.journal._steps import apply_decision, require_child
+from dpone.journal._cas import apply_decision, guarded
+from dpone.journal._lookup import require_child
 from dpone.journal.sqlite import SqliteJournal
 from dpone.journal.sqlite._connection import Tx, run_transaction, translate
 
