@@ -118,16 +118,16 @@ def admission(index: int, children: int = CHILDREN) -> ParentAdmission:
         children=tuple(rows))
 
 
-def request(child: ChildOperation, transition_id: str, kind: str, name: str, fact: str,
+def request(child: ChildOperation, transition_id: str, fact: str,
             **fields: object) -> TransitionRequest:
     return TransitionRequest(operation_id=child.operation_id, transition_id=transition_id,
-                             expected_revision=child.revision, evidence_kind=kind,
-                             evidence_name=name, facts=(fact,), **fields)  # type: ignore[arg-type]
+                             expected_revision=child.revision, facts=(fact,),
+                             **fields)  # type: ignore[arg-type]
 
 
 def poll(child: ChildOperation, transition_id: str) -> TransitionRequest:
-    return request(child, transition_id, "observation", "JOB_RUNNING_OBSERVED",
-                   "observation_recorded", observation={"status": "running"})
+    return request(child, transition_id, "observation_recorded",
+                   observation={"status": "running"})
 
 
 # -- measurements ------------------------------------------------------------------------------
@@ -183,8 +183,8 @@ def waiting_child(journal: DeliveryJournalPort) -> tuple[ChildOperation, Lease]:
     child = journal.enter_submitting(plan, content_digest(canonical_json(dict(plan.marker))),
                                      mutation, parent.children[0].revision)
     child = journal.transition(request(
-        child, "submitting_async_receipt_accepted", "submit_response", "ASYNC_RECEIPT_PERSISTED",
-        "receipt_persisted", receipt={"job_id": "bench-job"}), mutation)
+        child, "submitting_async_receipt_accepted", "receipt_persisted",
+        receipt={"job_id": "bench-job"}), mutation)
     observer = journal.acquire_lease(operation_id, "observation", "bench-observer", LEASE_TTL)
     child = journal.transition(poll(child, "accepted_poll_running"), observer)
     if child.state_name != "waiting":

@@ -1,9 +1,12 @@
-"""Validate ``dpone.rest-bulk-delivery-design.v1`` and load it for the runtime guard.
+"""Validate ``dpone.rest-bulk-delivery-design.v1`` and compile it for the runtime guard.
 
 The contract's bytes go through the bounded YAML loader (invalid UTF-8, duplicate keys and other
 load errors are ``DponeError`` with exit 2), then the Draft 2020-12 JSON Schema, then the named
 semantic checks of ``_design_checks`` and the exact-set error-catalog check. The result is a
 ``dpone.design-contract-report.v1`` document; every finding names its check, YAML path and line.
+
+Only a contract that passes every check is compiled (``render_compiled_contract``) into the JSON
+form the runtime loads with the standard library (``dpone.contracts.design``).
 """
 
 from __future__ import annotations
@@ -27,12 +30,15 @@ from dpone.compiler._design_checks import MODEL_CHECKS, Finding, Model
 from dpone.compiler._yaml import LoadedDocument, YamlPath, load_yaml_bytes, render_path
 from dpone.contracts import ERROR_CATALOG, DponeError, Location, content_digest
 from dpone.contracts._state_reference import render_reference
+from dpone.contracts.design import COMPILED_RESOURCE, CONTRACT_RESOURCE
 from dpone.contracts.state import StateContract
 
 REPORT_SCHEMA_ID = "dpone.design-contract-report.v1"
-CONTRACT_RESOURCE = "rest-bulk-delivery-design.v1.yaml"
 SCHEMA_RESOURCE = "rest-bulk-delivery-design.v1.schema.json"
 SHIPPED_CONTRACT_NAME = f"dpone/contracts/design/{CONTRACT_RESOURCE}"
+COMPILED_CONTRACT_PATH = Path(__file__).resolve().parent.parent / "contracts" / "design" / (
+    COMPILED_RESOURCE)
+"""Where ``scripts/generate_design_contract.py`` writes the compiled contract (review the diff)."""
 # Spec "CLI and recovery": the stable REST_DELIVERY_* codes. The specification is not shipped,
 # so its list is restated here and compared with the contract and the package as exact sets.
 SPEC_ERROR_CODES: frozenset[str] = frozenset({
@@ -299,13 +305,24 @@ def check_shipped_contract() -> DesignReport:
 
 
 @functools.cache
-def load_state_contract() -> StateContract:
-    """The shipped contract, validated once per process, as the runtime guard's model."""
+def _validated_shipped_data() -> dict[str, Any]:
+    """The shipped YAML contract's document once every check passed (once per process)."""
     report = check_contract(shipped_contract_bytes(), SHIPPED_CONTRACT_NAME, scan_package=False)
     error = report.error
     if error is not None:
         raise error
-    return StateContract.from_document(report.data)
+    return report.data
+
+
+def render_compiled_contract() -> str:
+    """The compiled form of the shipped contract: its validated document as JSON, in the YAML's
+    order (``dpone.contracts.design.COMPILED_RESOURCE``, loaded by the runtime)."""
+    return json.dumps(_validated_shipped_data(), indent=2, ensure_ascii=False) + "\n"
+
+
+def write_compiled_contract(path: Path = COMPILED_CONTRACT_PATH) -> Path:
+    path.write_text(render_compiled_contract(), encoding="utf-8")
+    return path
 
 
 def render_text(report: DesignReport) -> str:
@@ -323,11 +340,12 @@ def render_text(report: DesignReport) -> str:
 
 def render_state_machine_reference() -> str:
     """The Markdown reference page of the shipped contract."""
-    return render_reference(load_state_contract(),
+    return render_reference(StateContract.from_document(_validated_shipped_data()),
                             contract_digest=content_digest(shipped_contract_bytes()))
 
 
 __all__ = [
+    "COMPILED_CONTRACT_PATH",
     "REPORT_SCHEMA_ID",
     "SHIPPED_CONTRACT_NAME",
     "SPEC_ERROR_CODES",
@@ -338,9 +356,10 @@ __all__ = [
     "check_contract_file",
     "check_shipped_contract",
     "contract_json_schema",
-    "load_state_contract",
     "package_error_codes",
+    "render_compiled_contract",
     "render_state_machine_reference",
     "render_text",
     "shipped_contract_bytes",
+    "write_compiled_contract",
 ]

@@ -231,13 +231,15 @@ class AttemptPlan(StrictModel):
 
 
 class TransitionRequest(StrictModel):
-    """One guarded transition: the guard's inputs plus the row fields the transition sets."""
+    """One guarded transition: the guard's inputs plus the row fields the transition sets.
+
+    The caller names the transition and proves its guard ``facts``; the trigger and its evidence
+    name come from the contract's entry for ``transition_id``, never from the caller.
+    """
 
     operation_id: str
     transition_id: str
     expected_revision: NonNegative
-    evidence_kind: str
-    evidence_name: str
     facts: tuple[str, ...] = ()
     reconciliation_id: str | None = None
     evidence_digest: str | None = None

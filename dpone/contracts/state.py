@@ -111,6 +111,16 @@ class Evidence:
     reconciliation_id: str | None = None
     evidence_digest: str | None = None
 
+    @classmethod
+    def listed(cls, transition: Transition, facts: Collection[str] = (), *,
+               reconciliation_id: str | None = None,
+               evidence_digest: str | None = None) -> Evidence:
+        """The trigger and evidence name the contract lists for ``transition``, with the facts
+        (and reconciliation ids) the caller proves."""
+        return cls(kind=transition.trigger.kind, name=transition.trigger.evidence,
+                   facts=frozenset(facts), reconciliation_id=reconciliation_id,
+                   evidence_digest=evidence_digest)
+
 
 @dataclass(frozen=True, slots=True)
 class TransitionDecision:
@@ -262,6 +272,15 @@ class TransitionGuard:
     def __init__(self, contract: StateContract) -> None:
         self.contract = contract
 
+    def listed(self, transition_id: str) -> Transition:
+        """The contract's entry for ``transition_id``; an unlisted id is refused."""
+        transition = self.contract.transitions.get(transition_id)
+        if transition is None:
+            raise IllegalTransition(reason=RefusalReason.UNKNOWN_TRANSITION,
+                                    transition_id=transition_id,
+                                    message="the transition is not listed in the contract")
+        return transition
+
     def check(
         self,
         from_tuple: StateTuple,
@@ -277,11 +296,7 @@ class TransitionGuard:
         prior_evidence_digests: Collection[str] = (),
     ) -> TransitionDecision:
         """The decision for ``transition_id`` from ``from_tuple``, or a typed refusal."""
-        transition = self.contract.transitions.get(transition_id)
-        if transition is None:
-            raise IllegalTransition(reason=RefusalReason.UNKNOWN_TRANSITION,
-                                    transition_id=transition_id,
-                                    message="the transition is not listed in the contract")
+        transition = self.listed(transition_id)
         if transition.journal_epoch and journal_epoch != current_epoch:
             raise RevisionConflict(reason=RefusalReason.STALE_EPOCH, transition_id=transition_id,
                                    message=f"journal epoch {journal_epoch} is not the current "

@@ -1,9 +1,10 @@
 """The unit of work every journal dialect offers the shared journal steps (no driver imports).
 
-One ``UnitOfWork`` is one open transaction. The steps (``_steps``, ``_admission_rules``,
-``_submit_rules``, ``_transition_rules``) run named queries through it with plain Python
-parameters (dates, aware datetimes, mappings for JSON columns, lists); the dialect binds them
-for its driver, reads its own clock and decodes its rows through ``codec``. Locking is the
+One ``UnitOfWork`` is one open transaction. The journal's transactions (``_tx``) and their
+helpers run named queries through it with plain Python parameters (dates, aware datetimes,
+mappings for JSON columns, lists); the dialect binds them for its driver and reads its own
+clock. The rows it returns are decoded at once into the typed rows of ``_rows`` through
+``codec``. Locking is the
 dialect's: ``lock_domains`` takes the effect-domain locks where the dialect has them.
 """
 
@@ -13,7 +14,7 @@ import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from dpone.journal._rows_common import RowCodec
+from dpone.journal._rows import RowCodec
 
 
 class UnitOfWork(Protocol):

@@ -103,13 +103,15 @@ class RunContext:
                 self.journal.release_lease(held)
 
     def step(self, operation: ChildOperation, lease: Lease, transition_id: str,
-             evidence_kind: str, evidence_name: str, facts: Iterable[str],
-             **fields: object) -> ChildOperation:
-        """One guarded transition with a revision CAS on ``operation``'s current revision."""
+             facts: Iterable[str], **fields: object) -> ChildOperation:
+        """One guarded transition with a revision CAS on ``operation``'s current revision.
+
+        The caller names the transition and the guard facts it proves; the journal takes the
+        trigger and its evidence from the contract's entry for ``transition_id``.
+        """
         request = TransitionRequest.model_validate({
             "operation_id": operation.operation_id, "transition_id": transition_id,
-            "expected_revision": operation.revision, "evidence_kind": evidence_kind,
-            "evidence_name": evidence_name, "facts": tuple(facts), **fields})
+            "expected_revision": operation.revision, "facts": tuple(facts), **fields})
         updated = self.journal.transition(request, lease)
         self.notify(updated, transition_id)
         return updated

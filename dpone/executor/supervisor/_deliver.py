@@ -156,9 +156,8 @@ def _take_over(ctx: RunContext, operation: ChildOperation) -> DeliveryBlocked:
     prefix = replay_prefix(operation)
     code = "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"
     with ctx.lease(operation.operation_id, "observation") as lease:
-        updated = ctx.step(operation, lease, f"{prefix}_mutation_lease_lost", "lease_expiry",
-                           "MUTATION_LEASE_EXPIRED_AFTER_SUBMIT", ["submit_outcome_absent"],
-                           error_code=code)
+        updated = ctx.step(operation, lease, f"{prefix}_mutation_lease_lost",
+                           ["submit_outcome_absent"], error_code=code)
     return ctx.blocked(updated, code)
 
 

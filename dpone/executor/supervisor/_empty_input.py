@@ -29,15 +29,12 @@ def finalize_empty(ctx: RunContext, operation: ChildOperation) -> ChildOperation
              f"empty_input_{policy}_policy")
     with ctx.lease(operation.operation_id, "mutation") as lease:
         if policy == "skip":
-            return ctx.step(operation, lease, "sealed_empty_input_skipped", "internal",
-                            "EMPTY_INPUT_SKIPPED", facts)
+            return ctx.step(operation, lease, "sealed_empty_input_skipped", facts)
         try:
-            return ctx.step(operation, lease, "sealed_empty_input_verified", "verification",
-                            "EMPTY_INPUT_VERIFIED", facts)
+            return ctx.step(operation, lease, "sealed_empty_input_verified", facts)
         except DponeError as refusal:
             if refusal.code not in PERMANENT_FENCE_REFUSALS:
                 raise
-            refused = ctx.step(operation, lease, "sealed_pre_submit_fence_refused", "admission",
-                               "PRE_SUBMIT_FENCE_REFUSED", ["no_request_sent"],
-                               error_code=refusal.code)
+            refused = ctx.step(operation, lease, "sealed_pre_submit_fence_refused",
+                               ["no_request_sent"], error_code=refusal.code)
             return ctx.blocked(refused, refusal.code)

@@ -40,14 +40,12 @@ from dpone.executor.transport import (
 
 # poll outcome -> (transition suffix, evidence name, error code or None)
 _POLL_OUTCOMES: Final = {
-    "running": ("poll_running", "JOB_RUNNING_OBSERVED", None),
-    "succeeded": ("poll_succeeded", "JOB_SUCCEEDED_OBSERVED", None),
-    "failed": ("poll_failed", "JOB_FAILED_OBSERVED", None),
-    "cancelled": ("poll_cancelled", "EXTERNAL_CANCEL_OBSERVED", None),
-    "receipt_expired": ("poll_receipt_expired", "RECEIPT_EXPIRED_OBSERVED",
-                        "REST_DELIVERY_RECEIPT_EXPIRED"),
-    "protocol_unknown": ("poll_protocol_unknown", "OBSERVATION_NOT_RECOGNIZED",
-                         "REST_DELIVERY_PROTOCOL_UNKNOWN"),
+    "running": ("poll_running", None),
+    "succeeded": ("poll_succeeded", None),
+    "failed": ("poll_failed", None),
+    "cancelled": ("poll_cancelled", None),
+    "receipt_expired": ("poll_receipt_expired", "REST_DELIVERY_RECEIPT_EXPIRED"),
+    "protocol_unknown": ("poll_protocol_unknown", "REST_DELIVERY_PROTOCOL_UNKNOWN"),
 }
 
 
@@ -169,12 +167,12 @@ def _record_poll(ctx: RunContext, poll: Poll, operation: ChildOperation, sealed:
             outcome = _phase(poll, str(values["phase"]))
         except ExtractionError:
             outcome = "protocol_unknown"
-    suffix, name, code = _POLL_OUTCOMES[outcome]
+    suffix, code = _POLL_OUTCOMES[outcome]
     due = None
     if outcome == "running":
         due = ctx.now() + dt.timedelta(seconds=profile.timeouts.poll_interval_s)
     receipt = {**(operation.receipt or {}), **values}
-    updated = ctx.step(operation, lease, f"{operation.state_name}_{suffix}", "observation", name,
+    updated = ctx.step(operation, lease, f"{operation.state_name}_{suffix}",
                        ["observation_recorded"], receipt=receipt, next_check_after=due,
                        error_code=code, observation={**values, "outcome": outcome, **reason})
     return updated, code
@@ -194,25 +192,23 @@ def verify(ctx: RunContext, operation: ChildOperation,
         if not isinstance(accepted, int) or not isinstance(rejected, int):
             accepted = rejected = None  # missing or mistyped: not provable
         if accepted == expected and rejected == 0:
-            return ctx.step(operation, lease, f"{prefix}_verified_full", "verification",
-                            "FULL_EFFECT_VERIFIED", ["verification_recorded", "all_rows_accounted"])
+            return ctx.step(operation, lease, f"{prefix}_verified_full",
+                            ["verification_recorded", "all_rows_accounted"])
         if declared and accepted == 0 and acknowledged != "succeeded" and expected > 0:
-            operation = ctx.step(operation, lease, f"{prefix}_no_effect", "verification",
-                                 "NO_EFFECT_VERIFIED", ["verification_recorded", "absence_proven"],
+            operation = ctx.step(operation, lease, f"{prefix}_no_effect",
+                                 ["verification_recorded", "absence_proven"],
                                  error_code="receiver.terminal_failure")
             return ctx.blocked(operation, "receiver.terminal_failure")
         if accepted is not None and rejected is not None and accepted + rejected == expected:
             digest = ctx.publish_evidence(operation, "result", {
                 "operation_id": operation.operation_id, "acknowledgement": acknowledged,
                 "expected_rows": expected, "accepted_rows": accepted, "rejected_rows": rejected})
-            operation = ctx.step(operation, lease, f"{prefix}_verified_partial", "verification",
-                                 "PARTIAL_EFFECT_VERIFIED",
+            operation = ctx.step(operation, lease, f"{prefix}_verified_partial",
                                  ["verification_recorded", "result_evidence_published"],
                                  evidence_digest=digest, error_code="REST_DELIVERY_PARTIALLY_APPLIED")
             return ctx.blocked(operation, "REST_DELIVERY_PARTIALLY_APPLIED",
                                extra={"expected_rows": expected})
-        operation = ctx.step(operation, lease, f"{prefix}_not_provable", "verification",
-                             "COUNTERS_MISSING_OR_CONTRADICTORY", ["verification_recorded"],
+        operation = ctx.step(operation, lease, f"{prefix}_not_provable", ["verification_recorded"],
                              error_code="REST_DELIVERY_COUNT_MISMATCH")
         return ctx.blocked(operation, "REST_DELIVERY_COUNT_MISMATCH",
                            extra={"expected_rows": expected, **scalars(receipt)})

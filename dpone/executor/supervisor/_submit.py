@@ -55,19 +55,14 @@ PERMANENT_FENCE_REFUSALS: Final = frozenset({"REST_DELIVERY_STALE_GENERATION",
 THROTTLE_STATUSES: Final = SUBMIT_THROTTLE_STATUSES
 
 # outcome -> (evidence name, facts, error code or None)
-_RESPONSE_OUTCOMES: Final[Mapping[str, tuple[str, tuple[str, ...], str | None]]] = {
-    "sync_success": ("SYNC_SUCCESS_WITH_COUNTERS", ("response_recorded",), None),
-    "async_receipt_accepted": ("ASYNC_RECEIPT_PERSISTED", ("receipt_persisted",), None),
-    "duplicate_receipt_same_intent": ("DUPLICATE_RECEIPT_SAME_KEY_AND_INTENT",
-                                      ("receipt_persisted", "same_key_and_intent_proven"), None),
-    "accepted_without_receipt": ("ACCEPTED_WITHOUT_RECEIPT", ("response_recorded",),
-                                 "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"),
-    "bare_duplicate": ("BARE_DUPLICATE_OR_CONFLICT", ("response_recorded",),
-                       "REST_DELIVERY_UNSAFE_RETRY"),
-    "response_not_recognized": ("RESPONSE_NOT_RECOGNIZED", ("response_recorded",),
-                                "REST_DELIVERY_PROTOCOL_UNKNOWN"),
-    "rejected_before_effect": ("REJECTED_BEFORE_EFFECT",
-                               ("response_recorded", "rejection_certified_before_effect"),
+_RESPONSE_OUTCOMES: Final[Mapping[str, tuple[tuple[str, ...], str | None]]] = {
+    "sync_success": (("response_recorded",), None),
+    "async_receipt_accepted": (("receipt_persisted",), None),
+    "duplicate_receipt_same_intent": (("receipt_persisted", "same_key_and_intent_proven"), None),
+    "accepted_without_receipt": (("response_recorded",), "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"),
+    "bare_duplicate": (("response_recorded",), "REST_DELIVERY_UNSAFE_RETRY"),
+    "response_not_recognized": (("response_recorded",), "REST_DELIVERY_PROTOCOL_UNKNOWN"),
+    "rejected_before_effect": (("response_recorded", "rejection_certified_before_effect"),
                                "credential.rejected"),
 }
 
@@ -139,8 +134,7 @@ def submit(ctx: RunContext, operation: ChildOperation,
                     raise
                 # A higher generation or an applied append scope forbids this mutation for good.
                 refused = ctx.step(operation, lease, "sealed_pre_submit_fence_refused",
-                                   "admission", "PRE_SUBMIT_FENCE_REFUSED", ["no_request_sent"],
-                                   error_code=refusal.code)
+                                   ["no_request_sent"], error_code=refusal.code)
                 return ctx.blocked(refused, refusal.code)
             ctx.notify(operation, "enter_submitting")
             try:
@@ -172,7 +166,7 @@ def submit(ctx: RunContext, operation: ChildOperation,
 
 def _record(ctx: RunContext, operation: ChildOperation, lease: Lease, kind: str,
             values: dict[str, str | int]) -> ChildOperation | DeliveryBlocked:
-    name, facts, code = _RESPONSE_OUTCOMES[kind]
+    facts, code = _RESPONSE_OUTCOMES[kind]
     # The bounded response scalars are published before the journal write: a receipt survives
     # even when that write fails (lease lost, journal unavailable).
     evidence = ctx.publish_evidence(operation, "submit-response", {
@@ -184,8 +178,8 @@ def _record(ctx: RunContext, operation: ChildOperation, lease: Lease, kind: str,
     elif kind == "duplicate_receipt_same_intent":
         due = ctx.now()
     receipt = values if code is None else {"http_status": values["http_status"]}
-    updated = ctx.step(operation, lease, f"{replay_prefix(operation)}_{kind}", "submit_response", name,
-                       facts, receipt=receipt, next_check_after=due, error_code=code,
+    updated = ctx.step(operation, lease, f"{replay_prefix(operation)}_{kind}", facts,
+                       receipt=receipt, next_check_after=due, error_code=code,
                        evidence_digest=evidence)
     if code is None:
         return updated
@@ -204,11 +198,10 @@ def _refused_before_sending(ctx: RunContext, operation: ChildOperation, lease: L
     request (any other code) would be refused again, so the child ends ``final_not_started``.
     """
     if ERROR_CATALOG[refusal.code].exit_class is ExitClass.UNAVAILABLE:
-        ctx.step(operation, lease, "submitting_not_started_retry", "transport",
-                 "REQUEST_NOT_STARTED", ["request_not_started_proof", "retry_budget_remaining"],
-                 error_code=refusal.code)
+        ctx.step(operation, lease, "submitting_not_started_retry",
+                 ["request_not_started_proof", "retry_budget_remaining"], error_code=refusal.code)
         return
-    ctx.step(operation, lease, "submitting_not_started_final", "transport", "REQUEST_NOT_STARTED",
+    ctx.step(operation, lease, "submitting_not_started_final",
              ["request_not_started_proof", "retry_unavailable"], error_code=refusal.code)
 
 
@@ -222,8 +215,8 @@ def _not_started(ctx: RunContext, operation: ChildOperation, lease: Lease, start
     """
     delay = _delay(ctx, operation, started, None)
     due = ctx.now() + dt.timedelta(seconds=delay if isinstance(delay, float) else 0.0)
-    waiting = ctx.step(operation, lease, "submitting_not_started_retry", "transport",
-                       "REQUEST_NOT_STARTED", ["request_not_started_proof", "retry_budget_remaining"],
+    waiting = ctx.step(operation, lease, "submitting_not_started_retry",
+                       ["request_not_started_proof", "retry_budget_remaining"],
                        next_check_after=due)
     if not isinstance(delay, float):
         raise DponeError(code="receiver.unavailable", operation_id=operation.operation_id,
@@ -249,21 +242,19 @@ def _replay_or_stop(ctx: RunContext, operation: ChildOperation, lease: Lease, st
     receipt = values or None
     if isinstance(delay, BudgetExceeded):
         code = "REST_DELIVERY_RETRY_AFTER_EXCEEDS_BUDGET"
-        updated = ctx.step(operation, lease, f"{prefix}_throttled_beyond_budget", "submit_response",
-                           "RETRY_AFTER_EXCEEDS_BUDGET", ["response_recorded", "retry_unavailable"],
-                           receipt=receipt, error_code=code)
+        updated = ctx.step(operation, lease, f"{prefix}_throttled_beyond_budget",
+                           ["response_recorded", "retry_unavailable"], receipt=receipt,
+                           error_code=code)
         return ctx.blocked(updated, code, failure,
                            extra={"remaining_budget_s": int(delay.remaining_budget_s)})
     code = "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"
     if prefix == "replay":
-        updated = ctx.step(operation, lease, "replay_fence_budget_exhausted", "budget",
-                           "REPLAY_BUDGET_EXHAUSTED", ["retry_unavailable"], receipt=receipt,
-                           error_code=code)
+        updated = ctx.step(operation, lease, "replay_fence_budget_exhausted",
+                           ["retry_unavailable"], receipt=receipt, error_code=code)
     else:
         # No certified fence permits a same-key replay here (none, or its budget is spent).
-        updated = ctx.step(operation, lease, "submitting_may_have_reached_unfenced", "transport",
-                           "REQUEST_MAY_HAVE_REACHED_RECEIVER", ["no_certified_fence"],
-                           receipt=receipt, error_code=code)
+        updated = ctx.step(operation, lease, "submitting_may_have_reached_unfenced",
+                           ["no_certified_fence"], receipt=receipt, error_code=code)
     return ctx.blocked(updated, code, failure)
 
 

@@ -24,10 +24,10 @@ from psycopg.rows import DictRow, dict_row
 from psycopg.types.json import Jsonb
 
 from dpone.contracts._errors import DponeError
-from dpone.journal._rows_common import RowCodec
+from dpone.journal._environment import database_now
+from dpone.journal._rows import RowCodec
 from dpone.journal._sql import Migration, apply_pending, query
-from dpone.journal._steps import database_now
-from dpone.journal.postgres._rows import CODEC
+from dpone.journal.postgres._codec import CODEC
 
 DIALECT = "postgres"
 RETRYABLE_SQLSTATES = frozenset({"40001", "40P01"})

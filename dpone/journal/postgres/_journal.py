@@ -1,7 +1,7 @@
 """``PostgresJournal``: the production DeliveryJournalPort over PostgreSQL 15+ (psycopg 3).
 
 Each method is one transaction (``run_transaction``); the policy lives in the shared journal
-steps (``dpone.journal._journal_base`` and the ``_*_rules`` modules) and the pure core. Leases
+(``dpone.journal._port`` and the transactions of ``dpone.journal._tx``). Leases
 and every timestamp come from the database clock; effect domains are serialized by row locks
 (``SELECT ... FOR UPDATE`` on the domain lock row). With ``require_durability=True`` every
 critical transaction (admission, SUBMITTING, transitions, promotion, gate changes) commits with
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from dpone.contracts._errors import DponeError
-from dpone.journal._journal_base import JournalBase, TransactionKind
+from dpone.journal._port import JournalBase, TransactionKind
 from dpone.journal._unit import UnitOfWork
 from dpone.journal.postgres._connection import (
     ConnectionSource,

@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dpone.contracts._errors import DponeError
-from dpone.journal._rows_common import RowCodec
+from dpone.journal._environment import database_now
+from dpone.journal._rows import RowCodec
 from dpone.journal._sql import Migration, apply_pending, query
-from dpone.journal._steps import database_now
-from dpone.journal.sqlite._rows import CODEC, moment_text
+from dpone.journal.sqlite._codec import CODEC, moment_text
 
 DIALECT = "sqlite"
 MAX_TRANSACTION_RUNS = 6

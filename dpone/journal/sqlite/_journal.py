@@ -1,7 +1,7 @@
 """``SqliteJournal``: the local-development DeliveryJournalPort over one SQLite file.
 
 The same behaviour as the PostgreSQL journal (the port methods live in the shared
-``dpone.journal._journal_base``) with the SQLite forms of its mechanisms: WAL mode,
+``dpone.journal._port``) with the SQLite forms of its mechanisms: WAL mode,
 ``synchronous=FULL`` and foreign keys on every connection; ``BEGIN IMMEDIATE`` (one writer at a
 time) in place of effect-domain row locks; overlap by comparison in place of GiST ``&&``; the
 database clock (``strftime``/``julianday('now')``) for every lease decision and timestamp. A
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeVar
 
 from dpone.contracts._errors import DponeError
-from dpone.journal._journal_base import JournalBase, TransactionKind
+from dpone.journal._port import JournalBase, TransactionKind
 from dpone.journal._unit import UnitOfWork
 from dpone.journal.sqlite._connection import Database, apply_migrations, run_transaction
 

@@ -22,7 +22,7 @@ from dpone.contracts.journal import (
     ParentAdmission,
     TransitionRequest,
 )
-from dpone.journal._core import marker_digest
+from dpone.journal._marker import marker_digest
 from dpone.journal.postgres import PostgresJournal
 from dpone.journal.sqlite import SqliteJournal
 

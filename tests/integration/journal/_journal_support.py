@@ -6,6 +6,7 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 
 from dpone.contracts import content_digest
+from dpone.contracts.design import load_state_contract
 from dpone.contracts.journal import (
     ChildAdmission,
     ChildOperation,
@@ -16,7 +17,7 @@ from dpone.contracts.journal import (
     Tenancy,
     TransitionRequest,
 )
-from dpone.journal._core import marker_digest
+from dpone.journal._marker import marker_digest
 
 ENVIRONMENT = "journal-test"
 NAMESPACE = content_digest(b"namespace:journal-test")
@@ -72,9 +73,14 @@ def admission(scopes: Sequence[tuple[int, int]], *, gen: Generation | None = Non
 
 def step(journal: DeliveryJournalPort, child: ChildOperation, transition_id: str, kind: str,
          name: str, facts: Iterable[str], lease: Lease, **fields: object) -> ChildOperation:
+    """Request ``transition_id`` proving ``facts``; ``kind``/``name`` state the trigger the test
+    expects, which must be the contract's (the journal takes it from the contract)."""
+    listed = load_state_contract().transitions.get(transition_id)
+    if listed is not None:
+        assert (listed.trigger.kind, listed.trigger.evidence) == (kind, name), transition_id
     request = TransitionRequest(operation_id=child.operation_id, transition_id=transition_id,
-                                expected_revision=child.revision, evidence_kind=kind,
-                                evidence_name=name, facts=tuple(facts), **fields)  # type: ignore[arg-type]
+                                expected_revision=child.revision, facts=tuple(facts),
+                                **fields)  # type: ignore[arg-type]
     return journal.transition(request, lease)
 
 

@@ -23,9 +23,7 @@ def cas_has_one_winner(journal: DeliveryJournalPort, locator: Any, race: Race) -
     lease = journal.acquire_lease(child.operation_id, "mutation", "worker-1", 120)
     request = TransitionRequest(operation_id=child.operation_id,
                                 transition_id="sealed_pre_submit_fence_refused",
-                                expected_revision=child.revision, evidence_kind="admission",
-                                evidence_name="PRE_SUBMIT_FENCE_REFUSED",
-                                facts=("no_request_sent",))
+                                expected_revision=child.revision, facts=("no_request_sent",))
     outcomes = race(worker.cas, lambda _i: (locator, request, lease))
     statuses = [(status, value) for _i, status, value in outcomes]
     assert statuses.count(("ok", child.revision + 1)) == 1

@@ -22,11 +22,13 @@ from _journal_support import (
     submit,
     sync_success,
 )
+from pydantic import ValidationError
 
 from dpone.artifacts import LocalArtifactStore
 from dpone.contracts import DponeError, canonical_json
-from dpone.contracts.journal import DeliveryJournalPort
-from dpone.journal._core import attempt_id, marker_digest, marker_key
+from dpone.contracts.journal import DeliveryJournalPort, TransitionRequest
+from dpone.journal._ids import attempt_id
+from dpone.journal._marker import marker_digest, marker_key
 
 
 def _code(excinfo: pytest.ExceptionInfo[DponeError]) -> str:
@@ -555,3 +557,29 @@ def test_marker_published_through_the_artifact_port_binds(journal: DeliveryJourn
     submitted = journal.enter_submitting(plan, ref.digest, lease, child.revision)
     assert submitted.state_name == "submitting"
     assert journal.list_attempts(child.operation_id)[0]["marker_key"] == plan.marker_key
+
+
+def test_the_journal_takes_the_trigger_from_the_contract(journal: DeliveryJournalPort) -> None:
+    """The caller names the transition and its facts; the trigger is the contract's."""
+    operation_id = journal.admit_parent(admission([(0, 10)])).parent.children[0].operation_id
+    child, lease = submit(journal, operation_id)
+    with pytest.raises(ValidationError):
+        TransitionRequest.model_validate({
+            "operation_id": operation_id, "transition_id": "submitting_sync_success",
+            "expected_revision": child.revision, "facts": ["response_recorded"],
+            "evidence_kind": "submit_response", "evidence_name": "SYNC_SUCCESS_WITH_COUNTERS"})
+
+    def request(transition_id: str, *facts: str) -> TransitionRequest:
+        return TransitionRequest(operation_id=operation_id, transition_id=transition_id,
+                                 expected_revision=child.revision, facts=facts)
+
+    for transition_id, facts, reason in (("submitting_sync_succes", ("response_recorded",),
+                                          "unknown_transition"),
+                                         ("submitting_sync_success", (), "guard_not_satisfied")):
+        with pytest.raises(DponeError) as refused:
+            journal.transition(request(transition_id, *facts), lease)
+        assert _code(refused) == "journal.illegal_transition"
+        assert refused.value.details["reason"] == reason
+    assert journal.get_child(operation_id) == child
+    done = journal.transition(request("submitting_sync_success", "response_recorded"), lease)
+    assert (done.state_name, done.revision) == ("verifying_succeeded", child.revision + 1)

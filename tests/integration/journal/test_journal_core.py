@@ -11,15 +11,6 @@ from hypothesis import strategies as st
 
 from dpone.contracts import content_digest
 from dpone.contracts._base import canonical_json
-from dpone.journal._core import (
-    attempt_id,
-    child_operation_id,
-    marker_bytes,
-    marker_digest,
-    marker_document,
-    marker_key,
-    parent_operation_id,
-)
 from dpone.journal._fence import (
     Candidate,
     FenceRow,
@@ -29,6 +20,8 @@ from dpone.journal._fence import (
     merge_watermark,
     submit_refusal,
 )
+from dpone.journal._ids import attempt_id, child_operation_id, parent_operation_id
+from dpone.journal._marker import marker_bytes, marker_digest, marker_document, marker_key
 from dpone.journal._sql import migrations, parse_queries, queries
 
 NS = content_digest(b"ns")

@@ -14,7 +14,7 @@ from _journal_support import ENVIRONMENT, admission, step, submit, sync_success
 
 from dpone.contracts import DponeError
 from dpone.contracts.journal import ChildOperation, DeliveryJournalPort, Lease
-from dpone.journal._core import marker_digest
+from dpone.journal._marker import marker_digest
 
 REPLAY_FACTS = ("certified_remote_fence", "retry_budget_remaining", "may_attempt_marker_durable",
                 "capacity_reserved", "mutation_gate_open")

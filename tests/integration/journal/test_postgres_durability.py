@@ -14,7 +14,7 @@ from _journal_support import ENVIRONMENT, admission, submit
 
 from _postgres_cluster import ThrowawayCluster
 from dpone.contracts import DponeError
-from dpone.journal._core import marker_digest
+from dpone.journal._marker import marker_digest
 from dpone.journal.postgres import PostgresJournal
 
 pytestmark = pytest.mark.slow

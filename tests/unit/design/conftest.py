@@ -11,9 +11,9 @@ from _design_support import Edit, apply_edits
 from dpone.compiler.design_contract import (
     DesignReport,
     check_shipped_contract,
-    load_state_contract,
     shipped_contract_bytes,
 )
+from dpone.contracts.design import load_state_contract
 from dpone.contracts.state import StateContract
 
 

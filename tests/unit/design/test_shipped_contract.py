@@ -15,7 +15,6 @@ from dpone.compiler.design_contract import (
     SPEC_ERROR_CODES,
     check_contract,
     contract_json_schema,
-    load_state_contract,
     package_error_codes,
     shipped_contract_bytes,
 )
@@ -27,6 +26,7 @@ from dpone.contracts import (
     RemoteEffect,
     VerificationState,
 )
+from dpone.contracts.design import load_state_contract
 from dpone.contracts.state import LeaseKind, StateContract, TriggerKind
 
 DESIGN = files("dpone.contracts").joinpath("design")

@@ -21,9 +21,9 @@ from hypothesis.stateful import (
     rule,
 )
 
-from dpone.compiler.design_contract import load_state_contract
 from dpone.contracts import AcknowledgementState as Ack
 from dpone.contracts import CheckpointState, ExecutionState, RemoteEffect, VerificationState
+from dpone.contracts.design import load_state_contract
 from dpone.contracts.state import (
     Counters,
     Evidence,

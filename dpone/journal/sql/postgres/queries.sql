@@ -218,10 +218,6 @@ SELECT * FROM rest_delivery_attempt
  WHERE operation_id = %(operation_id)s AND environment_id = %(environment_id)s
  ORDER BY attempt_ordinal DESC LIMIT 1;
 
--- name: get_attempt
-SELECT * FROM rest_delivery_attempt
- WHERE attempt_id = %(attempt_id)s AND environment_id = %(environment_id)s;
-
 -- name: record_attempt_outcome
 UPDATE rest_delivery_attempt SET outcome = %(outcome)s, outcome_at = clock_timestamp()
  WHERE operation_id = %(operation_id)s AND environment_id = %(environment_id)s

@@ -12,9 +12,8 @@ import pytest
 from _journal_support import ENVIRONMENT, admission, complete_full, generation
 
 from dpone.contracts import DponeError
-from dpone.contracts.state import Evidence
-from dpone.journal._core import guarded, trigger_kind
-from dpone.journal._steps import apply_decision, require_child
+from dpone.journal._cas import apply_decision, guarded
+from dpone.journal._lookup import require_child
 from dpone.journal.sqlite import SqliteJournal
 from dpone.journal.sqlite._connection import Tx, run_transaction, translate
 
@@ -179,9 +178,7 @@ def test_the_cas_predicate_itself_refuses_a_moved_revision(lite: SqliteJournal) 
         decision = guarded(contract, row, "sealed_pre_submit_fence_refused",
                            expected_revision=child.revision, lease_kind="mutation",
                            lease_epoch=0, current_epoch=0,
-                           evidence=Evidence(kind=trigger_kind("admission", "x"),
-                                             name="PRE_SUBMIT_FENCE_REFUSED",
-                                             facts=frozenset({"no_request_sent"})))
+                           facts={"no_request_sent"})
         tx.conn.execute("UPDATE rest_delivery_child SET revision = revision + 1")
         apply_decision(tx, contract, row, decision, expected_revision=child.revision, epoch=0,
                        actor="worker-1")

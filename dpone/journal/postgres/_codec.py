@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dpone.journal._fence import Scope
-from dpone.journal._rows_common import RowCodec
+from dpone.journal._rows import RowCodec
 
 
 class PostgresCodec(RowCodec):

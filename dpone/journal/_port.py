@@ -1,6 +1,7 @@
 """``JournalBase``: the DeliveryJournalPort methods every dialect shares.
 
-A dialect subclass supplies only ``_run`` (one transaction of a given kind over its driver),
+Each method is one transaction: a read, or one of the journal's transactions in ``_tx``. A
+dialect subclass supplies only ``_run`` (one transaction of a given kind over its driver),
 ``migrate`` and ``close``. ``read`` transactions only read; ``write`` transactions write state
 that is not critical (leases, attempt planning); ``critical`` transactions are the ones the
 spec makes durable (admission, SUBMITTING, transitions, promotion, gate changes, repairs).
@@ -13,8 +14,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
-from dpone.compiler.design_contract import load_state_contract
 from dpone.contracts._errors import DponeError
+from dpone.contracts.design import load_state_contract
 from dpone.contracts.journal import (
     AdmissionResult,
     AttemptPlan,
@@ -29,15 +30,13 @@ from dpone.contracts.journal import (
     TransitionRequest,
 )
 from dpone.contracts.state import StateContract
-from dpone.journal import _admission_rules, _submit_rules, _transition_rules
-from dpone.journal._rows_common import (
-    attempt_view,
-    child_model,
-    delivery_summaries,
-    observation_view,
-    parent_model,
-)
-from dpone.journal._steps import audit, environment, live_lease, require_child
+from dpone.journal._cas import audit
+from dpone.journal._environment import environment, stored_environment
+from dpone.journal._leases import acquire, live_lease
+from dpone.journal._lookup import parent_operation, require_child
+from dpone.journal._models import attempt_view, child_model, delivery_summaries, observation_view
+from dpone.journal._rows import EnvironmentRow, ParentRow
+from dpone.journal._tx import admit, promote, repair, submit, transition
 from dpone.journal._unit import UnitOfWork
 
 _T = TypeVar("_T")
@@ -70,7 +69,7 @@ class JournalBase(ABC):
     # -- read-only view ------------------------------------------------------------------------
 
     def load_parent(self, parent_id: str) -> ParentOperation:
-        return self._run(lambda tx: _admission_rules.load(tx, parent_id), "read")
+        return self._run(lambda tx: admit.load(tx, parent_id), "read")
 
     def find_parent(self, tenancy: Tenancy, parent_plan_digest: str) -> ParentOperation | None:
         self._scoped(tenancy.environment_id)
@@ -80,14 +79,13 @@ class JournalBase(ABC):
                          tenant_id=tenancy.tenant_id, parent_plan_digest=parent_plan_digest)
             if row is None:
                 return None
-            return parent_model(tx.codec, row,
-                                tx.all("children_of_parent", parent_id=row["parent_id"]))
+            return parent_operation(tx, ParentRow.decode(tx.codec, row))
 
         return self._run(work, "read")
 
     def get_child(self, operation_id: str) -> ChildOperation:
         return self._run(
-            lambda tx: child_model(tx.codec, require_child(tx, operation_id)), "read")
+            lambda tx: child_model(require_child(tx, operation_id)), "read")
 
     def list_attempts(self, operation_id: str) -> Sequence[Mapping[str, Any]]:
         return self._run(lambda tx: [
@@ -107,17 +105,17 @@ class JournalBase(ABC):
         return self._run(lambda tx: delivery_summaries(
             tx.codec, tx.all("list_deliveries", limit=limit)), "read")
 
-    def _environment_row(self, environment_id: str) -> dict[str, Any] | None:
+    def _environment_row(self, environment_id: str) -> EnvironmentRow | None:
         self._scoped(environment_id)
-        return self._run(lambda tx: tx.one("get_environment"), "read")
+        return self._run(stored_environment, "read")
 
     def journal_epoch(self, environment_id: str) -> int:
         row = self._environment_row(environment_id)
-        return int(row["journal_epoch"]) if row else 0
+        return row.journal_epoch if row else 0
 
     def mutation_gate(self, environment_id: str) -> MutationGate:
         row = self._environment_row(environment_id)
-        return "BLOCKED" if row and row["mutation_gate"] == "BLOCKED" else "OPEN"
+        return "BLOCKED" if row and row.mutation_gate == "BLOCKED" else "OPEN"
 
     def now(self) -> dt.datetime:
         """The database clock, aware UTC: the clock every lease and due time is decided by."""
@@ -126,9 +124,9 @@ class JournalBase(ABC):
     # -- admission, leases, attempts, transitions ----------------------------------------------
 
     def admit_parent(self, request: ParentAdmission) -> AdmissionResult:
-        _admission_rules.validate(request, self.environment_id)
+        admit.validate(request, self.environment_id)
         contract = self.contract
-        return self._run(lambda tx: _admission_rules.admit(tx, contract, request), "critical")
+        return self._run(lambda tx: admit.admit(tx, contract, request), "critical")
 
     def acquire_lease(self, operation_id: str, kind: LeaseKindName, holder: str,
                       ttl_seconds: int) -> Lease:
@@ -137,20 +135,8 @@ class JournalBase(ABC):
                              message="a lease needs a known kind, a holder and a TTL in "
                              f"1..{MAX_LEASE_TTL_SECONDS} seconds")
 
-        def work(tx: UnitOfWork) -> Lease:
-            epoch, _gate = environment(tx)
-            if tx.one("operation_exists", operation_id=operation_id) is None:
-                raise DponeError(code="journal.not_found", operation_id=operation_id,
-                                 message=f"no operation {operation_id} in this environment")
-            row = tx.one("acquire_lease", operation_id=operation_id, kind=kind, holder=holder,
-                         journal_epoch=epoch, ttl_seconds=int(ttl_seconds))
-            if row is None:
-                raise DponeError(code="journal.lease_held", operation_id=operation_id,
-                                 message=f"another worker holds the {kind} lease")
-            return Lease(operation_id=row["operation_id"], kind=row["kind"], holder=row["holder"],
-                         token=int(row["token"]), expires_at=tx.codec.moment(row["expires_at"]))
-
-        return self._run(work, "write")
+        return self._run(lambda tx: acquire(tx, operation_id, kind, holder, ttl_seconds,
+                                            environment(tx).journal_epoch), "write")
 
     def release_lease(self, lease: Lease) -> None:
         self._run(lambda tx: tx.run("release_lease", operation_id=lease.operation_id,
@@ -158,29 +144,29 @@ class JournalBase(ABC):
                   "write")
 
     def plan_attempt(self, operation_id: str, lease: Lease) -> AttemptPlan:
-        return self._run(lambda tx: _submit_rules.plan_attempt(tx, operation_id, lease), "write")
+        return self._run(lambda tx: submit.plan_attempt(tx, operation_id, lease), "write")
 
     def enter_submitting(self, attempt: AttemptPlan, marker_digest: str, lease: Lease,
                          expected_revision: int, *, fenced_replay: bool = False) -> ChildOperation:
         contract = self.contract
-        return self._run(lambda tx: _submit_rules.enter_submitting(
+        return self._run(lambda tx: submit.enter_submitting(
             tx, contract, attempt, marker_digest, lease, expected_revision,
             fenced_replay=fenced_replay), "critical")
 
     def transition(self, request: TransitionRequest, lease: Lease) -> ChildOperation:
         contract = self.contract
         return self._run(
-            lambda tx: _transition_rules.transition(tx, contract, request, lease), "critical")
+            lambda tx: transition.transition(tx, contract, request, lease), "critical")
 
     def promote_frontier(self, parent_id: str, lease: Lease) -> int:
         contract = self.contract
         return self._run(
-            lambda tx: _transition_rules.promote(tx, contract, parent_id, lease), "critical")
+            lambda tx: promote.promote(tx, contract, parent_id, lease), "critical")
 
     def repair_reservation(self, attempt_id: str, *, actor: str = "journal.repair") -> bool:
         """Release an orphan capacity reservation; True when it was released."""
         return self._run(
-            lambda tx: _submit_rules.repair_reservation(tx, attempt_id, actor), "critical")
+            lambda tx: repair.repair_reservation(tx, attempt_id, actor), "critical")
 
     def check_lease(self, lease: Lease) -> None:
         """Raise ``journal.lease_lost`` unless ``lease`` is still held (database clock)."""
@@ -193,15 +179,18 @@ class JournalBase(ABC):
             raise DponeError(code="journal.illegal_transition", message=f"unknown gate {gate!r}")
 
         def work(tx: UnitOfWork) -> None:
-            current, current_gate = environment(tx, lock="update")
-            if epoch < current or (gate == "OPEN" and current_gate == "BLOCKED"
-                                   and epoch <= current):
+            current = environment(tx, lock="update")
+            if epoch < current.journal_epoch or (
+                    gate == "OPEN" and current.mutation_gate == "BLOCKED"
+                    and epoch <= current.journal_epoch):
                 raise DponeError(code="journal.revision_conflict",
-                                 message=f"epoch {epoch} cannot follow {current}: epochs never "
-                                 "decrease and reopening a BLOCKED gate needs a new epoch")
+                                 message=f"epoch {epoch} cannot follow {current.journal_epoch}: "
+                                 "epochs never decrease and reopening a BLOCKED gate needs a "
+                                 "new epoch")
             tx.run("set_environment_gate", gate=gate, epoch=epoch, reason=reason, actor=actor)
-            audit(tx, {"operation_id": environment_id}, actor=actor,
-                  transition_id=f"mutation_gate_{gate.lower()}", from_state=current_gate,
-                  to_state=gate, revision=epoch, digests={"reason": reason})
+            audit(tx, operation_id=environment_id, actor=actor,
+                  transition_id=f"mutation_gate_{gate.lower()}",
+                  from_state=current.mutation_gate, to_state=gate, revision=epoch,
+                  digests={"reason": reason})
 
         self._run(work, "critical")

@@ -24,21 +24,17 @@ from dpone.contracts.journal import (
     ParentAdmission,
     ParentOperation,
 )
-from dpone.contracts.state import Evidence, StateContract, TriggerKind
-from dpone.journal._core import axis_values, child_operation_id, guarded, parent_operation_id
+from dpone.contracts.state import StateContract, StateTuple
+from dpone.journal._cas import audit_params, axis_values, guarded
+from dpone.journal._environment import environment
 from dpone.journal._fence import Candidate, Scope, admission_refusal
-from dpone.journal._rows_common import parent_model
-from dpone.journal._steps import (
-    audit_params,
-    environment,
-    fence_inputs,
-    require_parent,
-)
+from dpone.journal._ids import child_operation_id, parent_operation_id
+from dpone.journal._lookup import children, fence_inputs, parent_operation, require_parent
 from dpone.journal._unit import UnitOfWork
 
 ADMISSION_ACTOR = "journal.admission"
-_SEALED = Evidence(kind=TriggerKind.INTERNAL, name="TOPOLOGY_ADMITTED_AND_PAYLOAD_SEALED",
-                   facts=frozenset({"topology_admitted", "payload_sealed"}))
+SEALED_FACTS = ("topology_admitted", "payload_sealed")
+"""What admission proves for ``planned_seal``: the topology is admitted, its payloads sealed."""
 
 
 def validate(request: ParentAdmission, environment_id: str) -> None:
@@ -66,12 +62,13 @@ def validate(request: ParentAdmission, environment_id: str) -> None:
 def _resume_or_conflict(tx: UnitOfWork, request: ParentAdmission, parent_id: str) -> str | None:
     """The parent id to resume, None to admit anew; an intent conflict raises."""
     keys = [child.delivery_key for child in request.children]
-    existing = {row["delivery_key"]: row for row in tx.all(
-        "children_by_key", operation_namespace=request.tenancy.operation_namespace, keys=keys)}
+    existing = {row.delivery_key: row for row in children(
+        tx, "children_by_key", operation_namespace=request.tenancy.operation_namespace,
+        keys=keys)}
     for child in request.children:
         row = existing.get(child.delivery_key)
-        if row is not None and row["mutation_intent_digest"] != child.mutation_intent_digest:
-            raise DponeError(code="REST_DELIVERY_INTENT_CONFLICT", operation_id=row["operation_id"],
+        if row is not None and row.mutation_intent_digest != child.mutation_intent_digest:
+            raise DponeError(code="REST_DELIVERY_INTENT_CONFLICT", operation_id=row.operation_id,
                              message=f"delivery key of child {child.ordinal} is admitted with "
                              "another mutation intent",
                              details={"delivery_key": child.delivery_key})
@@ -79,12 +76,12 @@ def _resume_or_conflict(tx: UnitOfWork, request: ParentAdmission, parent_id: str
         return parent_id
     if not existing:
         return None
-    parents = {row["parent_id"] for row in existing.values()}
+    parents = {row.parent_id for row in existing.values()}
     if len(existing) == len(keys) and len(parents) == 1:
         resumed = parents.pop()
         stored = tx.all("children_of_parent", parent_id=resumed)
         if len(stored) == len(keys):
-            return str(resumed)
+            return resumed
     raise DponeError(code="REST_DELIVERY_INTENT_CONFLICT",
                      message="some delivery keys are admitted under another parent topology",
                      details={"admitted_keys": sorted(existing)})
@@ -135,6 +132,15 @@ def _child_params(request: ParentAdmission, parent_id: str, child: ChildAdmissio
 
 
 @dataclass(frozen=True, slots=True)
+class _Planned:
+    """A child as admission creates it: the contract's initial tuple at revision 0."""
+
+    operation_id: str
+    state: StateTuple
+    revision: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class _Seal:
     """The ``planned_seal`` decision shared by every child of one admission.
 
@@ -150,11 +156,10 @@ class _Seal:
 
 
 def _seal(contract: StateContract, first_operation_id: str, epoch: int) -> _Seal:
-    planned = {"operation_id": first_operation_id, "revision": 0,
-               **axis_values(contract.initial_tuple)}
+    planned = _Planned(operation_id=first_operation_id, state=contract.initial_tuple)
     decision = guarded(contract, planned, "planned_seal", expected_revision=0,
                        lease_kind="mutation", lease_epoch=epoch, current_epoch=epoch,
-                       evidence=_SEALED)
+                       facts=SEALED_FACTS)
     target = contract.name_of(decision.target)
     return _Seal(transition_id=decision.transition_id, from_state=contract.initial,
                  to_state=target, columns={
@@ -167,7 +172,7 @@ def _seal(contract: StateContract, first_operation_id: str, epoch: int) -> _Seal
 def admit(tx: UnitOfWork, contract: StateContract, request: ParentAdmission) -> AdmissionResult:
     parent_id = parent_operation_id(request.tenancy.operation_namespace,
                                     request.parent_plan_digest)
-    epoch, _gate = environment(tx)
+    epoch = environment(tx).journal_epoch
     tx.lock_domains([request.effect_conflict_domain])
     resumed = _resume_or_conflict(tx, request, parent_id)
     if resumed is not None:
@@ -185,25 +190,27 @@ def admit(tx: UnitOfWork, contract: StateContract, request: ParentAdmission) -> 
             raise refusal
     tx.run("insert_parent", **_parent_params(request, parent_id))
     seal = _seal(contract, child_operation_id(parent_id, request.children[0].ordinal), epoch)
-    children = [_child_params(request, parent_id, child, epoch, seal)
-                for child in request.children]
-    tx.run_many("insert_children", children)
+    tx.run_many("insert_children", [_child_params(request, parent_id, child, epoch, seal)
+                                     for child in request.children])
     audits: list[dict[str, Any]] = []
-    for child, row in zip(request.children, children, strict=True):
+    tenancy = request.tenancy
+    for child in request.children:
+        operation_id = child_operation_id(parent_id, child.ordinal)
         audits.append(audit_params(
-            row, actor=ADMISSION_ACTOR, transition_id="admitted", from_state=None,
-            to_state=seal.from_state, revision=0,
+            operation_id=operation_id, actor=ADMISSION_ACTOR, transition_id="admitted",
+            from_state=None, to_state=seal.from_state, revision=0,
+            operation_namespace=tenancy.operation_namespace, tenant_id=tenancy.tenant_id,
             digests={"parent_plan_digest": request.parent_plan_digest,
                      "mutation_intent_digest": child.mutation_intent_digest,
                      "payload_digest": child.payload_digest}))
         audits.append(audit_params(
-            row, actor=ADMISSION_ACTOR, transition_id=seal.transition_id,
+            operation_id=operation_id, actor=ADMISSION_ACTOR, transition_id=seal.transition_id,
             from_state=seal.from_state, to_state=seal.to_state, revision=1,
+            operation_namespace=tenancy.operation_namespace, tenant_id=tenancy.tenant_id,
             digests={"mutation_intent_digest": child.mutation_intent_digest}))
     tx.run_many("insert_audits", audits)
     return AdmissionResult(parent=load(tx, parent_id), resumed=False)
 
 
 def load(tx: UnitOfWork, parent_id: str) -> ParentOperation:
-    row = require_parent(tx, parent_id)
-    return parent_model(tx.codec, row, tx.all("children_of_parent", parent_id=parent_id))
+    return parent_operation(tx, require_parent(tx, parent_id))

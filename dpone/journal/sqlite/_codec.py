@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from dpone.contracts._errors import DponeError
-from dpone.journal._rows_common import RowCodec
+from dpone.journal._rows import RowCodec
 
 MOMENT_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 """Timestamps written from Python: UTC, microseconds, ``Z`` (parsed like the clock's text)."""

@@ -1,0 +1,45 @@
+"""The database clock and this journal's environment row (journal epoch, mutation gate)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from dpone.contracts._errors import DponeError
+from dpone.journal._rows import EnvironmentRow
+from dpone.journal._unit import UnitOfWork
+
+EnvironmentLock = Literal["none", "share", "update"]
+
+
+def database_now(tx: UnitOfWork) -> dt.datetime:
+    """The database clock (never the worker clock), read through the ``clock_now`` query."""
+    row = tx.one("clock_now")
+    if row is None:
+        raise DponeError(code="journal.unavailable", message="the database clock is missing")
+    return tx.codec.moment(row["now"])
+
+
+def environment(tx: UnitOfWork, *, lock: EnvironmentLock = "none") -> EnvironmentRow:
+    """The journal epoch and mutation gate of this journal's environment (created OPEN at 0).
+
+    ``share`` holds the row against a gate change until commit, so a gate change cannot
+    interleave with a SUBMITTING transaction that has already read the gate as OPEN; ``update``
+    holds it for the gate change itself.
+    """
+    tx.run("ensure_environment")
+    if lock == "share":
+        row = tx.one("share_environment")
+    elif lock == "update":
+        row = tx.one("lock_environment")
+    else:
+        row = tx.one("get_environment")
+    if row is None:
+        raise DponeError(code="journal.unavailable", message="the environment row is missing")
+    return EnvironmentRow.decode(row)
+
+
+def stored_environment(tx: UnitOfWork) -> EnvironmentRow | None:
+    """The environment row if it was ever written (a read that creates nothing)."""
+    row = tx.one("get_environment")
+    return EnvironmentRow.decode(row) if row is not None else None

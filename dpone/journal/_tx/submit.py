@@ -1,0 +1,169 @@
+"""The pre-submit sequence: plan the attempt, then the one critical SUBMITTING transaction.
+
+``plan_attempt`` assigns the next attempt ordinal, the deterministic attempt id and the
+MAY_ATTEMPT marker document (its creation time read from the database clock). The caller
+publishes the marker create-if-absent and then calls ``enter_submitting``, which in one
+transaction rechecks the mutation gate and epoch, holds the effect domain and rechecks the
+overlap fence, reserves one remote-job slot (never more than ``max_remote_jobs``), appends the
+attempt bound to the marker digest and CAS-es the child to SUBMITTING.
+
+A certified same-key fenced replay (``fenced_replay=True``) re-enters SUBMITTING from a
+SUBMITTING tuple through the same transaction: only the mutation lease that entered the latest
+attempt may replay; the previous attempt's outcome is recorded and its reservation released
+before the new slot is reserved, so a domain with one remote-job slot can replay.
+"""
+
+from __future__ import annotations
+
+from dpone.contracts._errors import DponeError
+from dpone.contracts.journal import AttemptPlan, ChildOperation, Lease
+from dpone.contracts.state import StateContract
+from dpone.journal._capacity import reserve
+from dpone.journal._cas import apply_decision, guarded
+from dpone.journal._environment import environment
+from dpone.journal._ids import attempt_id
+from dpone.journal._leases import check_lease_identity, check_submit_holder, live_lease
+from dpone.journal._lookup import fence_refusal, require_child, require_parent
+from dpone.journal._marker import check_binding, marker_document, marker_key
+from dpone.journal._models import child_model
+from dpone.journal._rows import ChildRow, ParentRow
+from dpone.journal._unit import UnitOfWork
+
+SUBMIT_TRANSITIONS = {"sealed": "sealed_submit", "retry_wait": "retry_wait_due"}
+"""The transitions ``enter_submitting`` takes for a first attempt or a due retry, by source."""
+REPLAY_TRANSITIONS = {"submitting": "submitting_fenced_replay",
+                      "submitting_fenced_replay": "replay_again"}
+"""The same-key fenced replays ``enter_submitting(fenced_replay=True)`` takes, by source."""
+
+
+def submittable(row: ChildRow, expected_revision: int, *,
+                fenced_replay: bool | None = None) -> str:
+    """The transition that takes ``row`` into SUBMITTING, or the refusal.
+
+    ``fenced_replay`` False admits a first attempt or a due retry only, True a same-key fenced
+    replay from a SUBMITTING tuple only; None (attempt planning) admits either.
+    """
+    state = row.state_name
+    first, replay = SUBMIT_TRANSITIONS.get(state), REPLAY_TRANSITIONS.get(state)
+    if first is not None and fenced_replay is not True:
+        return first
+    if replay is not None and fenced_replay is not False:
+        return replay
+    code = ("journal.revision_conflict" if row.revision != expected_revision
+            else "journal.illegal_transition")
+    reason = ("a fenced replay starts only from SUBMITTING; a first attempt or a due retry "
+              "enters without fenced_replay" if first is not None else
+              "a takeover after SUBMITTING is observation or reconciliation only; only a "
+              "certified same-key fenced replay by the submitting lease re-enters it")
+    raise DponeError(code=code, operation_id=row.operation_id,
+                     message=f"{state} at revision {row.revision} cannot enter SUBMITTING"
+                     f"{' as a fenced replay' if fenced_replay else ''}; {reason}")
+
+
+def plan_attempt(tx: UnitOfWork, operation_id: str, lease: Lease) -> AttemptPlan:
+    check_lease_identity(lease, operation_id, {"mutation"})
+    live_lease(tx, lease)
+    row = require_child(tx, operation_id)
+    submittable(row, row.revision)
+    check_submit_holder(tx, row, lease)  # a replay is planned only by the submitting lease
+    epoch = environment(tx).journal_epoch
+    parent = require_parent(tx, row.parent_id)
+    ordinal = row.attempt_ordinal + 1
+    namespace = row.operation_namespace
+    end, correction = row.generation
+    marker = marker_document(
+        operation_namespace=namespace, tenant_id=row.tenant_id,
+        environment_id=row.environment_id, parent_id=row.parent_id,
+        parent_plan_digest=parent.parent_plan_digest, operation_id=operation_id,
+        ordinal=row.ordinal, delivery_key=row.delivery_key,
+        receiver_mutation_key=row.receiver_mutation_key,
+        mutation_intent_digest=row.mutation_intent_digest,
+        generation_end=end, correction_revision=correction,
+        attempt_ordinal=ordinal, expected_revision=row.revision, journal_epoch=epoch,
+        created_at=tx.now())
+    return AttemptPlan(operation_id=operation_id, attempt_ordinal=ordinal,
+                       attempt_id=attempt_id(namespace, operation_id, ordinal),
+                       marker_key=marker_key(namespace, operation_id, ordinal), marker=marker)
+
+
+def _submit_facts(tx: UnitOfWork, row: ChildRow, transition_id: str) -> frozenset[str]:
+    """What this transaction proves for the transition into SUBMITTING (its trigger and
+    evidence name are the contract's)."""
+    facts = {"may_attempt_marker_durable", "capacity_reserved", "mutation_gate_open"}
+    if transition_id in REPLAY_TRANSITIONS.values():
+        # The caller asserts both facts: the plan's mutation fence is certified in this
+        # environment and the replay budget remains.
+        facts |= {"certified_remote_fence", "retry_budget_remaining"}
+    elif transition_id == "retry_wait_due":
+        facts.add("retry_budget_remaining")
+        due = row.next_check_after
+        if due is None or due <= tx.now():
+            facts.add("retry_delay_elapsed")
+    return frozenset(facts)
+
+
+def check_replay_authority(parent: ParentRow, attempt: AttemptPlan) -> None:
+    """A same-key replay needs the fence certified at admission and an attempt within the
+    profile's budget: the journal enforces both, whatever the caller asserts."""
+    if not parent.replay_fence_certified:
+        raise DponeError(code="REST_DELIVERY_UNSAFE_RETRY", operation_id=attempt.operation_id,
+                         message="the delivery was admitted without a certified receiver fence: "
+                         "a request that may have reached the receiver is never replayed")
+    limit = parent.max_submit_attempts
+    if attempt.attempt_ordinal > limit:
+        raise DponeError(code="REST_DELIVERY_UNSAFE_RETRY", operation_id=attempt.operation_id,
+                         message=f"attempt {attempt.attempt_ordinal} exceeds the {limit} submit "
+                         "attempt(s) admitted for this delivery")
+
+
+def enter_submitting(tx: UnitOfWork, contract: StateContract, attempt: AttemptPlan, digest: str,
+                     lease: Lease, expected_revision: int, *,
+                     fenced_replay: bool = False) -> ChildOperation:
+    check_lease_identity(lease, attempt.operation_id, {"mutation"})
+    lease_epoch = live_lease(tx, lease).journal_epoch
+    current = environment(tx, lock="share")
+    epoch = current.journal_epoch
+    if current.mutation_gate != "OPEN":
+        raise DponeError(code="REST_DELIVERY_JOURNAL_EPOCH_BLOCKED", operation_id=attempt.operation_id,
+                         message="the environment mutation gate is BLOCKED; observation and "
+                         "reconciliation remain available")
+    row = require_child(tx, attempt.operation_id)
+    if tx.lock_domains([row.effect_conflict_domain]):
+        row = require_child(tx, attempt.operation_id)
+    transition_id = submittable(row, expected_revision, fenced_replay=fenced_replay)
+    if fenced_replay:
+        check_replay_authority(require_parent(tx, row.parent_id), attempt)
+    if row.revision != expected_revision:
+        raise DponeError(code="journal.revision_conflict", operation_id=row.operation_id,
+                         message=f"expected revision {expected_revision}, the journal holds "
+                         f"{row.revision}")
+    previous = check_submit_holder(tx, row, lease) if fenced_replay else None
+    marker_epoch = check_binding(row, attempt, digest, expected_revision)
+    for label, granted in (("lease", lease_epoch), ("marker", marker_epoch)):
+        if granted != epoch:
+            # A lease or MAY_ATTEMPT marker from another journal epoch is restore
+            # reconciliation work, never authority to submit.
+            raise DponeError(code="REST_DELIVERY_JOURNAL_EPOCH_BLOCKED",
+                             operation_id=row.operation_id,
+                             message=f"the {label} belongs to journal epoch {granted}; the "
+                             f"current epoch is {epoch}")
+    decision = guarded(contract, row, transition_id, expected_revision=expected_revision,
+                       lease_kind="mutation", lease_epoch=marker_epoch, current_epoch=epoch,
+                       facts=_submit_facts(tx, row, transition_id))
+    refusal = fence_refusal(tx, row)
+    if refusal is not None:
+        raise refusal
+    if previous is not None:
+        # The replayed attempt ends here: its outcome is this transition and its slot is
+        # released before the new attempt reserves one.
+        tx.run("record_attempt_outcome", operation_id=row.operation_id,
+               attempt_ordinal=row.attempt_ordinal, outcome=transition_id)
+        tx.run("release_reservation", attempt_id=previous.attempt_id, reason="fenced_replay")
+    reserve(tx, row, attempt)
+    tx.run("insert_attempt", attempt_id=attempt.attempt_id, operation_id=row.operation_id,
+           attempt_ordinal=attempt.attempt_ordinal, marker_key=attempt.marker_key,
+           marker_digest=digest, expected_revision=expected_revision, journal_epoch=epoch,
+           lease_holder=lease.holder, lease_token=lease.token)
+    updated = apply_decision(tx, contract, row, decision, expected_revision=expected_revision,
+                             epoch=epoch, actor=lease.holder)
+    return child_model(updated)

@@ -1,0 +1,131 @@
+"""A guarded transition requested by the supervisor (or an operator), in one transaction.
+
+``transition`` runs the runtime guard over the stored tuple and commits with a revision CAS;
+in the same transaction it appends the bounded observation, records the attempt outcome,
+releases capacity in RETRY_WAIT and terminal tuples, and raises the domain's interval
+watermark for a fully applied replacement (``_fence.merge_watermark``) while the effect domain
+is held (taken before the CAS, so every path holds the domain before the child). The caller
+names the transition and proves its facts; the trigger comes from the contract.
+"""
+
+from __future__ import annotations
+
+from dpone.contracts._axes import ExecutionState, RemoteEffect
+from dpone.contracts._errors import DponeError
+from dpone.contracts.journal import ChildOperation, Lease, TransitionRequest
+from dpone.contracts.state import StateContract, StateTuple, Transition
+from dpone.journal._cas import apply_decision, guarded
+from dpone.journal._environment import environment
+from dpone.journal._fence import Interval, merge_watermark
+from dpone.journal._leases import check_lease_identity, check_submit_holder, live_lease
+from dpone.journal._lookup import fence_refusal, prior_reconciliation, require_child
+from dpone.journal._models import child_model
+from dpone.journal._rows import ChildRow, WatermarkRow
+from dpone.journal._unit import UnitOfWork
+
+MAX_OBSERVATIONS_PER_OPERATION = 64
+"""Verbose observations kept per operation; older ones are pruned (the receipt stays)."""
+WITHOUT_ROWS = "sealed_without_rows"
+"""The guard fact of finalizing an empty child without a request: the journal proves it."""
+
+
+def releases_capacity(target: StateTuple) -> bool:
+    """RETRY_WAIT and FINALIZED tuples release the attempt's remote-job reservation.
+
+    FINALIZED leaves no automatic delivery transition (an ELIGIBLE checkpoint only awaits
+    promotion). A finalized UNKNOWN remote effect keeps its reservation: the receiver job may
+    still run, so only reconciliation (or an audited operator transfer) frees it.
+    """
+    if target.execution_state is ExecutionState.RETRY_WAIT:
+        return True
+    return (target.execution_state is ExecutionState.FINALIZED
+            and target.remote_effect is not RemoteEffect.UNKNOWN)
+
+
+def records_watermark(target: StateTuple, mutation_kind: str) -> bool:
+    """A fully applied replacement raises the domain's interval watermark."""
+    return (mutation_kind == "partition_replace"
+            and target.execution_state is ExecutionState.FINALIZED
+            and target.remote_effect is RemoteEffect.FULLY_APPLIED)
+
+
+def _raise_watermark(tx: UnitOfWork, row: ChildRow) -> None:
+    domain, bounds = row.effect_conflict_domain, row.scope
+    new = Interval(bounds, row.generation)
+    removed = [WatermarkRow.decode(tx.codec, stored) for stored in tx.all(
+        "remove_touching_watermarks", domain=domain, lo=bounds.lo, hi=bounds.hi)]
+    origin = {mark.interval.generation: mark.operation_id for mark in removed}
+    origin[new.generation] = row.operation_id
+    for piece in merge_watermark([mark.interval for mark in removed], new):
+        tx.run("insert_watermark", domain=domain, lo=piece.scope.lo, hi=piece.scope.hi,
+               generation_end=piece.generation[0], correction_revision=piece.generation[1],
+               operation_id=origin[piece.generation])
+
+
+def _check_empty_input(tx: UnitOfWork, row: ChildRow, listed: Transition) -> None:
+    """An empty child finalized without a request: the journal checks what the caller asserts.
+
+    The child holds no rows and never entered SUBMITTING; one that claims a full effect
+    (``empty_input: promote``) passes the pre-submit overlap fence under the domain lock, so a
+    stale generation is never recorded as applied.
+    """
+    if row.row_count != 0 or row.attempt_ordinal != 0:
+        raise DponeError(code="journal.illegal_transition", operation_id=row.operation_id,
+                         message=f"{listed.id}: the child holds {row.row_count} sealed row(s) "
+                         f"and {row.attempt_ordinal} attempt(s); only a child without rows "
+                         "is finalized without a request")
+    if listed.target == "final_not_started":
+        return
+    tx.lock_domains([row.effect_conflict_domain])
+    refusal = fence_refusal(tx, row)
+    if refusal is not None:
+        raise refusal
+
+
+def transition(tx: UnitOfWork, contract: StateContract, request: TransitionRequest,
+               lease: Lease) -> ChildOperation:
+    check_lease_identity(lease, request.operation_id, {lease.kind})
+    lease_epoch = live_lease(tx, lease).journal_epoch
+    epoch = environment(tx).journal_epoch
+    listed = contract.transitions.get(request.transition_id)
+    if listed is not None and "attempt_ordinal" in listed.advances:
+        raise DponeError(code="journal.illegal_transition", operation_id=request.operation_id,
+                         message=f"{request.transition_id} enters SUBMITTING: use "
+                         "plan_attempt and enter_submitting")
+    row = require_child(tx, request.operation_id)
+    if (listed is not None
+            and records_watermark(contract.tuples[listed.target], row.mutation_kind)
+            and tx.lock_domains([row.effect_conflict_domain])):
+        row = require_child(tx, request.operation_id)
+    check_submit_holder(tx, row, lease)
+    if listed is not None and WITHOUT_ROWS in listed.requires:
+        _check_empty_input(tx, row, listed)
+    prior_ids, prior_digests = (prior_reconciliation(tx, request.operation_id)
+                                if listed is not None and listed.reconciliation is not None
+                                else (set(), set()))
+    decision = guarded(contract, row, request.transition_id,
+                       expected_revision=request.expected_revision, lease_kind=lease.kind,
+                       lease_epoch=lease_epoch, current_epoch=epoch, facts=request.facts,
+                       reconciliation_id=request.reconciliation_id,
+                       evidence_digest=request.evidence_digest,
+                       prior_reconciliation_ids=prior_ids, prior_evidence_digests=prior_digests)
+    updated = apply_decision(
+        tx, contract, row, decision, expected_revision=request.expected_revision, epoch=epoch,
+        actor=lease.holder, receipt=request.receipt, next_check_after=request.next_check_after,
+        error_code=request.error_code, reconciliation_id=request.reconciliation_id,
+        evidence_digest=request.evidence_digest)
+    if request.observation is not None:
+        tx.run("insert_observation", operation_id=request.operation_id,
+               observation_ordinal=updated.observation_ordinal, revision=updated.revision,
+               transition_id=request.transition_id, document=dict(request.observation))
+        tx.run("prune_observations", operation_id=request.operation_id,
+               keep=MAX_OBSERVATIONS_PER_OPERATION)
+    if row.submitting:
+        tx.run("record_attempt_outcome", operation_id=request.operation_id,
+               attempt_ordinal=row.attempt_ordinal, outcome=request.transition_id)
+    if releases_capacity(decision.target):
+        tx.run("release_operation_capacity", operation_id=request.operation_id,
+               reason=request.transition_id)
+    if records_watermark(decision.target, row.mutation_kind):
+        _raise_watermark(tx, updated)
+    return child_model(updated)
