@@ -23,6 +23,7 @@ from dpone.cli._inputs import (
     open_existing_journal,
 )
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
+from dpone.cli._report import text_table
 from dpone.contracts import DponeError
 from dpone.contracts.journal import DeliverySummary
 from dpone.executor.supervisor import (
@@ -94,17 +95,6 @@ def _deliver_hint(document: dict[str, Any]) -> str:
                    "--interval-end", "DATE", *_locators(document).options(("journal",)))
 
 
-def _grid(rows: list[tuple[str, ...]]) -> str:
-    widths = [max(len(row[i]) for row in [_HEADER, *rows]) for i in range(len(_HEADER))]
-
-    def line(row: tuple[str, ...]) -> str:
-        cells = [cell.rjust(w) if name in _NUMERIC else cell.ljust(w)
-                 for name, cell, w in zip(_HEADER, row, widths, strict=True)]
-        return "  " + "  ".join(cells).rstrip()
-
-    return "\n".join([line(_HEADER), *(line(row) for row in rows)])
-
-
 def _text(document: dict[str, Any]) -> str:
     where = f"journal {document['journal']} (environment {document['environment_id']})"
     deliveries = document["deliveries"]
@@ -128,7 +118,7 @@ def _text(document: dict[str, Any]) -> str:
     shown = f"{len(deliveries)} {wanted + ' ' if wanted else ''}delivery(ies)"
     if document["statuses"]:
         shown += f" among the {document['scanned']} newest"
-    lines = [_grid(rows), "", f"{shown} in {where}, newest first"]
+    lines = [text_table(_HEADER, rows, _NUMERIC), "", f"{shown} in {where}, newest first"]
     if document["more_may_exist"]:
         lines.append(f"  only the {document['limit']} newest were read: raise --limit to see "
                      "older deliveries")
