@@ -11,13 +11,13 @@ import click
 
 from dpone.artifacts import open_artifact_store
 from dpone.cli._delivery_run import (
+    DeliveryStopped,
     RunResult,
     SealedShape,
     StepPrinter,
     delivery_ports,
     emit_result,
     holder,
-    stopped,
 )
 from dpone.cli._hints import Locators, resume_command
 from dpone.cli._inputs import (
@@ -120,7 +120,7 @@ def deliver_command(target: str, registry: Path, interval_start: dt.datetime,
                 if parent is None:
                     _resume_hint(error, locators)
                     raise
-                result = stopped(error, journal, parent.parent_id)
+                result = DeliveryStopped.of(error, parent)
             finally:
                 printer.close()
             children = child_rows(journal.load_parent(result.parent_id), topology.children)
