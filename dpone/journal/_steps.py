@@ -15,8 +15,8 @@ from dpone.contracts._errors import DponeError
 from dpone.contracts.journal import Lease
 from dpone.contracts.state import StateContract, TransitionDecision
 from dpone.journal._core import axis_values
-from dpone.journal._fence import FenceRow, Interval
-from dpone.journal._rows_common import fence_row, interval
+from dpone.journal._fence import Candidate, FenceRow, Interval, submit_refusal
+from dpone.journal._rows_common import fence_row, generation_key, interval
 from dpone.journal._unit import UnitOfWork
 
 EnvironmentLock = Literal["none", "share", "update"]
@@ -83,6 +83,17 @@ def fence_inputs(tx: UnitOfWork, domain: str, lo: dt.date,
     marks = [interval(codec, row)
              for row in tx.all("overlapping_watermarks", domain=domain, lo=lo, hi=hi)]
     return rows, marks
+
+
+def fence_refusal(tx: UnitOfWork, row: Mapping[str, Any]) -> DponeError | None:
+    """The pre-submit overlap fence's refusal of the child ``row``, or None when its mutation may
+    take effect (the caller holds the effect domain)."""
+    bounds = tx.codec.scope(row)
+    rows, marks = fence_inputs(tx, row["effect_conflict_domain"], bounds.lo, bounds.hi)
+    return submit_refusal(Candidate(
+        parent_id=row["parent_id"], delivery_key=row["delivery_key"],
+        mutation_kind=row["mutation_kind"], generation=generation_key(tx.codec, row),
+        scope=bounds, operation_id=row["operation_id"]), rows, marks)
 
 
 def audit_params(row: Mapping[str, Any], *, actor: str, transition_id: str,

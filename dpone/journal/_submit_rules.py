@@ -31,13 +31,12 @@ from dpone.journal._core import (
     marker_document,
     marker_key,
 )
-from dpone.journal._fence import Candidate, submit_refusal
 from dpone.journal._rows_common import child_model, generation_key
 from dpone.journal._steps import (
     apply_decision,
     audit,
     environment,
-    fence_inputs,
+    fence_refusal,
     live_lease,
     require_child,
     require_parent,
@@ -215,12 +214,7 @@ def enter_submitting(tx: UnitOfWork, contract: StateContract, attempt: AttemptPl
     decision = guarded(contract, row, transition_id, expected_revision=expected_revision,
                        lease_kind="mutation", lease_epoch=marker_epoch, current_epoch=epoch,
                        evidence=_submit_evidence(tx, row, transition_id))
-    bounds = tx.codec.scope(row)
-    rows, marks = fence_inputs(tx, row["effect_conflict_domain"], bounds.lo, bounds.hi)
-    refusal = submit_refusal(Candidate(
-        parent_id=row["parent_id"], delivery_key=row["delivery_key"],
-        mutation_kind=row["mutation_kind"], generation=generation_key(tx.codec, row),
-        scope=bounds, operation_id=row["operation_id"]), rows, marks)
+    refusal = fence_refusal(tx, row)
     if refusal is not None:
         raise refusal
     if previous is not None:

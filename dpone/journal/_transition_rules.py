@@ -25,12 +25,12 @@ from dpone.journal._core import (
     releases_capacity,
     trigger_kind,
 )
-from dpone.journal._fence import Candidate, Interval, merge_watermark, submit_refusal
+from dpone.journal._fence import Interval, merge_watermark
 from dpone.journal._rows_common import child_model, generation_key, interval
 from dpone.journal._steps import (
     apply_decision,
     environment,
-    fence_inputs,
+    fence_refusal,
     live_lease,
     require_child,
     require_parent,
@@ -90,12 +90,7 @@ def _check_empty_input(tx: UnitOfWork, row: dict[str, Any], listed: Transition) 
     if listed.target == "final_not_started":
         return
     tx.lock_domains([row["effect_conflict_domain"]])
-    bounds = tx.codec.scope(row)
-    rows, marks = fence_inputs(tx, row["effect_conflict_domain"], bounds.lo, bounds.hi)
-    refusal = submit_refusal(Candidate(
-        parent_id=row["parent_id"], delivery_key=row["delivery_key"],
-        mutation_kind=row["mutation_kind"], generation=generation_key(tx.codec, row),
-        scope=bounds, operation_id=row["operation_id"]), rows, marks)
+    refusal = fence_refusal(tx, row)
     if refusal is not None:
         raise refusal
 
