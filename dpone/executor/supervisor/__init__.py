@@ -14,6 +14,7 @@ from dpone.executor.supervisor._actions import (
     DeliveryStatus,
     allowed_actions,
     delivery_status,
+    finished,
     resume_step,
 )
 from dpone.executor.supervisor._admission import parent_admission
@@ -46,6 +47,7 @@ __all__ = [
     "deliver",
     "deliver_sync",
     "delivery_status",
+    "finished",
     "outbound_request",
     "parent_admission",
     "poll_request",
