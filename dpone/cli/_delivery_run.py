@@ -225,7 +225,7 @@ def result_document(result: RunResult, shape: SealedShape, children: list[dict[s
                                "evidence": result.evidence,
                                "allowed_actions": list(result.allowed_actions),
                                "operator_action": spec.operator_action,
-                               "exit_code": int(spec.exit_class)}
+                               "exit_code": spec.exit_code}
     if isinstance(result, DeliveryPending):
         document["pending"] = {"operation_id": result.operation_id, "ordinal": result.ordinal,
                                "continuation_kind": result.continuation_kind,
@@ -269,7 +269,7 @@ def exit_code(result: RunResult) -> int:
     if isinstance(result, DeliveryStopped):
         return result.error.exit_code
     if isinstance(result, DeliveryBlocked):
-        return int(ERROR_CATALOG[result.code].exit_class)
+        return ERROR_CATALOG[result.code].exit_code
     return 0
 
 

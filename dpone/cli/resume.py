@@ -88,7 +88,7 @@ def _apply_text(child: ChildOperation, step: str, stopper: int | None) -> str:
         return ("record the effect UNKNOWN once the mutation lease has expired; "
                 "nothing is resent")
     code = child.last_error_code or "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"
-    return f"stop with {code} (exit {int(ERROR_CATALOG[code].exit_class)}); nothing is sent"
+    return f"stop with {code} (exit {ERROR_CATALOG[code].exit_code}); nothing is sent"
 
 
 def _preview(parent: ParentOperation, plan: RestDeliveryPlan, shape: SealedShape,
