@@ -10,15 +10,8 @@ from typing import Any
 import click
 
 from dpone.artifacts import open_artifact_store
-from dpone.cli._delivery_run import (
-    DeliveryStopped,
-    RunResult,
-    SealedShape,
-    StepPrinter,
-    delivery_ports,
-    emit_result,
-    holder,
-)
+from dpone.cli._delivery_result import DeliveryStopped, RunResult, emit_result
+from dpone.cli._delivery_run import SealedShape, StepPrinter, delivery_ports, holder
 from dpone.cli._hints import Locators, resume_command
 from dpone.cli._inputs import (
     DEFAULT_JOURNAL,

@@ -17,15 +17,8 @@ from typing import Any
 import click
 
 from dpone.artifacts import open_artifact_store
-from dpone.cli._delivery_run import (
-    RunResult,
-    SealedShape,
-    StepPrinter,
-    delivery_ports,
-    emit_result,
-    holder,
-    stopped,
-)
+from dpone.cli._delivery_result import RunResult, emit_result, stopped
+from dpone.cli._delivery_run import SealedShape, StepPrinter, delivery_ports, holder
 from dpone.cli._hints import Locators
 from dpone.cli._hints import resume_command as resume_hint
 from dpone.cli._inputs import (
