@@ -17,12 +17,13 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
+
+from _support import free_port
 
 STANDBY_NAME = "dpone_standby"
 _START_TIMEOUT = 60.0
@@ -43,12 +44,6 @@ def find_bindir() -> Path:
         return Path(found).parent
     raise RuntimeError("PostgreSQL server binaries not found: install postgresql-15 (Debian: "
                        "apt-get install postgresql-15) or set DPONE_PG_BINDIR")
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class _Server:

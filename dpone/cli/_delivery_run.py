@@ -1,11 +1,6 @@
-"""What `dpone deliver` and `dpone delivery resume` share: the lazy transport, the progress
-lines, the ``dpone.delivery_result.v1`` document, its text summary, the next command and the
-exit code.
-
-Once a delivery is admitted every run ends with that document: ``completed``, ``pending``,
-``blocked`` (a child's own outcome stopped it) or ``stopped`` (a :class:`DeliveryStopped`: an
-error of the run's environment, raised by the supervisor after admission and rendered here with
-the journal's state of every child; its exit code is the error's catalog class)."""
+"""How `dpone deliver` and `dpone delivery resume` run a delivery: the lease holder, the journal
+and the lazy transport of one run, and its progress lines on stderr. What a run prints when it
+ends is :mod:`dpone.cli._delivery_result`."""
 
 from __future__ import annotations
 
@@ -13,27 +8,17 @@ import contextlib
 import datetime as dt
 import os
 import socket
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
 
 import click
 
-from dpone.cli._hints import Locators, inspect_command, resume_command
 from dpone.cli._inputs import close_quietly, open_journal
-from dpone.cli._output import emit_json
 from dpone.cli._progress import MAX_LINES, Progress
-from dpone.cli._report import empty_note, render_table
-from dpone.contracts import ERROR_CATALOG, DponeError, Retryability
-from dpone.contracts.journal import (
-    ChildOperation,
-    DeliveryJournalPort,
-    DeliveryJournalView,
-    ParentOperation,
-)
+from dpone.contracts.journal import ChildOperation, DeliveryJournalPort
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import SealedChild, SealedTopology
-from dpone.executor.supervisor import DeliveryBlocked, DeliveryPending, DeliveryResult, RetryWait
+from dpone.executor.supervisor import RetryWait
 from dpone.executor.transport import (
     OutboundRequest,
     RestTransportPort,
@@ -148,141 +133,3 @@ def delivery_ports(plan: RestDeliveryPlan, journal_url: str, *, environment_id: 
         click.echo(f"{announce} to {plan.binding.snapshot.authority} "
                    f"({plan.profile.snapshot.ref})", err=True)
         yield journal, transport
-
-
-@dataclass(frozen=True)
-class DeliveryStopped:
-    """An admitted delivery that this run left on a failure outside the children's own
-    outcome: the receiver or the credential unavailable, the journal or the artifact store
-    failing, a lease held elsewhere. ``error`` carries the catalog code and exit code; the
-    journal keeps every child's state, and the run can be continued with ``resume``."""
-
-    error: DponeError
-    parent_id: str
-    checkpoint_frontier: int
-    kind: Literal["stopped"] = "stopped"
-
-    @classmethod
-    def of(cls, error: DponeError, parent: ParentOperation) -> DeliveryStopped:
-        return cls(error, parent.parent_id, parent.checkpoint_frontier)
-
-    @property
-    def resumable(self) -> bool:
-        """True when the stop is an unavailable environment: resuming later is the fix."""
-        return self.error.spec.retryability is Retryability.WHEN_AVAILABLE
-
-
-RunResult = DeliveryResult | DeliveryStopped
-
-
-def stopped(error: DponeError, journal: DeliveryJournalView, parent_id: str) -> DeliveryStopped:
-    """The admitted delivery ``parent_id`` stopped by ``error``, read back from the journal
-    (``error`` itself is raised again when the journal cannot be read)."""
-    try:
-        parent = journal.load_parent(parent_id)
-    except DponeError:
-        raise error from None
-    return DeliveryStopped.of(error, parent)
-
-
-def next_command(result: RunResult, locators: Locators, *, wait: bool) -> str:
-    """The one command to run next, carrying every non-default locator of this run."""
-    if isinstance(result, DeliveryPending):
-        return resume_command(result.parent_id, locators, wait=True)
-    if isinstance(result, DeliveryStopped) and result.resumable:
-        return resume_command(result.parent_id, locators, wait=wait)
-    if isinstance(result, DeliveryStopped):
-        return inspect_command(result.error.operation_id or result.parent_id, locators)
-    if isinstance(result, DeliveryBlocked):
-        return inspect_command(result.operation_id or result.parent_id, locators)
-    return inspect_command(result.parent_id, locators)
-
-
-def _stopped(result: DeliveryStopped, next_step: str) -> dict[str, Any]:
-    error = result.error
-    return {"code": error.code, "message": error.message, "operation_id": error.operation_id,
-            "hint": error.hint or f"{error.spec.operator_action} Next: {next_step}",
-            "exit_code": error.exit_code, "retryability": error.spec.retryability.value,
-            "details": error.details}
-
-
-def result_document(result: RunResult, shape: SealedShape, children: list[dict[str, Any]],
-                    next_step: str) -> dict[str, Any]:
-    """The ``dpone.delivery_result.v1`` document of ``result``."""
-    document: dict[str, Any] = {
-        "schema": "dpone.delivery_result.v1", "status": result.kind,
-        "parent_id": result.parent_id, "checkpoint_frontier": result.checkpoint_frontier,
-        "children_total": len(shape.children), "rows_total": shape.rows_total,
-        "boundary": {"from": shape.boundary_from.isoformat(),
-                     "to": shape.boundary_to.isoformat()},
-        "children": children, "next_command": next_step}
-    if isinstance(result, DeliveryStopped):
-        document["stopped"] = _stopped(result, next_step)
-    if isinstance(result, DeliveryBlocked):
-        spec = ERROR_CATALOG[result.code]
-        document["blocked"] = {"code": result.code, "operation_id": result.operation_id,
-                               "remote_effect": result.remote_effect.value,
-                               "evidence": result.evidence,
-                               "allowed_actions": list(result.allowed_actions),
-                               "operator_action": spec.operator_action,
-                               "exit_code": int(spec.exit_class)}
-    if isinstance(result, DeliveryPending):
-        document["pending"] = {"operation_id": result.operation_id, "ordinal": result.ordinal,
-                               "continuation_kind": result.continuation_kind,
-                               "next_check_after": result.next_check_after.isoformat()
-                               if result.next_check_after else None}
-    return document
-
-
-def result_text(document: dict[str, Any], result: RunResult) -> str:
-    """The summary for people: the children table, the outcome and the next command."""
-    boundary = document["boundary"]
-    lines = [render_table(document["children"]), ""]
-    head = (f"{result.kind}: [{boundary['from']}, {boundary['to']}) "
-            f"{document['rows_total']} rows in {document['children_total']} child(ren); "
-            f"frontier {result.checkpoint_frontier}/{document['children_total']}")
-    lines.append(head)
-    lines += [note for note in (empty_note(document["children"]),) if note]
-    lines.append(f"  parent {result.parent_id}")
-    if isinstance(result, DeliveryStopped):
-        stopped = document["stopped"]
-        lines += [f"  {stopped['code']}: {stopped['message']}"]
-        if stopped["operation_id"]:
-            lines.append(f"  operation {stopped['operation_id']}")
-        lines.append(f"  hint: {result.error.fix_hint}")
-    elif isinstance(result, DeliveryBlocked):
-        blocked = document["blocked"]
-        lines += [f"  {result.code}: remote effect {blocked['remote_effect']}",
-                  f"  operation {result.operation_id}",
-                  f"  hint: {blocked['operator_action']}",
-                  f"  allowed next actions: {', '.join(result.allowed_actions)}"]
-    elif isinstance(result, DeliveryPending):
-        lines.append(f"  child {result.ordinal} holds receipt {result.receipt.get('id', '')}; "
-                     f"next check after {document['pending']['next_check_after']}; observing "
-                     "it again resends nothing")
-    lines.append(f"  next: {document['next_command']}")
-    return "\n".join(lines)
-
-
-def exit_code(result: RunResult) -> int:
-    """0 completed or pending; a blocked or stopped result exits with its code's class."""
-    if isinstance(result, DeliveryStopped):
-        return result.error.exit_code
-    if isinstance(result, DeliveryBlocked):
-        return int(ERROR_CATALOG[result.code].exit_class)
-    return 0
-
-
-def emit_result(result: RunResult, shape: SealedShape, children: list[dict[str, Any]],
-                fmt: str, locators: Locators, *, wait: bool,
-                extra: Mapping[str, Any] | None = None) -> int:
-    """Write the result (JSON document or text summary) to stdout; returns the exit code.
-
-    ``extra`` adds fields to the JSON document (the text summary's warnings go to stderr)."""
-    document = result_document(result, shape, children, next_command(result, locators, wait=wait))
-    document.update(extra or {})
-    if fmt == "json":
-        emit_json(document)
-    else:
-        click.echo(result_text(document, result))
-    return exit_code(result)

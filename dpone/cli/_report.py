@@ -6,7 +6,7 @@ or raw response bodies.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from dpone.contracts.journal import ChildOperation, ParentOperation
@@ -107,11 +107,18 @@ def render_table(children: list[dict[str, Any]]) -> str:
                  "checkpoint": axes["checkpoint_state"], "attempts": str(child["attempt_ordinal"]),
                  "receipt": _receipt_text(child["receipt"])}
         rows.append(tuple(cells[name] for name in header))
-    widths = [max(len(row[i]) for row in [tuple(header), *rows]) for i in range(len(header))]
+    return text_table(header, rows, _NUMERIC)
 
-    def line(row: tuple[str, ...]) -> str:
-        cells = [cell.rjust(w) if name in _NUMERIC else cell.ljust(w)
+
+def text_table(header: Sequence[str], rows: Sequence[Sequence[str]],
+               numeric: Collection[str]) -> str:
+    """``header`` and ``rows`` as aligned columns, each line indented by two spaces; the columns
+    named in ``numeric`` align right, the others left."""
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+    def line(row: Sequence[str]) -> str:
+        cells = [cell.rjust(w) if name in numeric else cell.ljust(w)
                  for name, cell, w in zip(header, row, widths, strict=True)]
         return "  " + "  ".join(cells).rstrip()
 
-    return "\n".join([line(tuple(header)), *(line(row) for row in rows)])
+    return "\n".join([line(header), *(line(row) for row in rows)])

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from dpone.cli._hints import command
+from dpone.cli._inputs import DEFAULT_PLANS
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
 from dpone.compiler import CompiledPlan, compile_workload
 from dpone.contracts.plan import RestDeliveryPlan
@@ -122,7 +123,7 @@ def check(workload: Path, registry: Path, fmt: str) -> None:
 @_WORKLOAD
 @_REGISTRY
 @click.option("--out", "out", type=click.Path(path_type=Path, file_okay=False),
-              default=Path(".dpone"), show_default=True,
+              default=DEFAULT_PLANS, show_default=True,
               help="Directory under which plans/sha256/<hex>.json is written.")
 @FORMAT_OPTION
 def plan(workload: Path, registry: Path, out: Path, fmt: str) -> None:

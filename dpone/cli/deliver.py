@@ -10,15 +10,8 @@ from typing import Any
 import click
 
 from dpone.artifacts import open_artifact_store
-from dpone.cli._delivery_run import (
-    RunResult,
-    SealedShape,
-    StepPrinter,
-    delivery_ports,
-    emit_result,
-    holder,
-    stopped,
-)
+from dpone.cli._delivery_result import DeliveryStopped, RunResult, emit_result
+from dpone.cli._delivery_run import SealedShape, StepPrinter, delivery_ports, holder
 from dpone.cli._hints import Locators, resume_command
 from dpone.cli._inputs import (
     DEFAULT_JOURNAL,
@@ -120,7 +113,7 @@ def deliver_command(target: str, registry: Path, interval_start: dt.datetime,
                 if parent is None:
                     _resume_hint(error, locators)
                     raise
-                result = stopped(error, journal, parent.parent_id)
+                result = DeliveryStopped.of(error, parent)
             finally:
                 printer.close()
             children = child_rows(journal.load_parent(result.parent_id), topology.children)

@@ -36,7 +36,7 @@ from dpone.contracts import DponeError
 from dpone.contracts.journal import ChildOperation, DeliveryJournalView, ParentOperation
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.executor.seal import payload_filename
-from dpone.executor.supervisor import allowed_actions
+from dpone.executor.supervisor import allowed_actions, finished
 
 MAX_SHOWN_OBSERVATIONS = 8
 
@@ -94,7 +94,7 @@ def _document(journal: DeliveryJournalView, parent: ParentOperation, only: str |
         row.update(likely_cause(child, attempts))
         rows.append(row)
     pending = [child for child in sorted(parent.children, key=lambda c: c.ordinal)
-               if child.axes.checkpoint_state != "PROMOTED" and child.empty_input != "skipped"]
+               if not finished(child)]
     document: dict[str, Any] = {
         "schema": "dpone.delivery_inspection.v1",
         "parent_id": parent.parent_id, "logical_route_id": parent.logical_route_id,

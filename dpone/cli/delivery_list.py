@@ -12,12 +12,18 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import click
 
-from dpone.cli._inputs import DEFAULT_JOURNAL, POSTGRES_SCHEMES, close_quietly, open_existing_journal
+from dpone.cli._hints import Locators, command, inspect_command, redact
+from dpone.cli._inputs import (
+    DEFAULT_ENVIRONMENT,
+    DEFAULT_JOURNAL,
+    close_quietly,
+    open_existing_journal,
+)
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
+from dpone.cli._report import text_table
 from dpone.contracts import DponeError
 from dpone.contracts.journal import DeliverySummary
 from dpone.executor.supervisor import (
@@ -27,27 +33,10 @@ from dpone.executor.supervisor import (
     resume_step,
 )
 
-DEFAULT_ENVIRONMENT = "local-dev"
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 10_000
 _HEADER = ("parent", "route", "boundary", "status", "frontier", "age")
 _NUMERIC = frozenset({"frontier", "age"})
-
-
-def journal_display(url: str) -> str:
-    """The journal as it may be printed: a PostgreSQL URL with its password masked (in the
-    userinfo and in a ``password`` query parameter); a SQLite path as given."""
-    if not url.startswith(POSTGRES_SCHEMES):
-        return url
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if parts.password is not None:
-        userinfo, _, host = netloc.rpartition("@")
-        netloc = f"{userinfo.split(':', 1)[0]}:***@{host}"
-    query = "&".join(f"{name}=***" if name.lower() == "password" else pair
-                     for pair in parts.query.split("&") if pair
-                     for name in [pair.split("=", 1)[0]])
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def age_text(seconds: int) -> str:
@@ -95,25 +84,15 @@ def _document(summaries: Sequence[DeliverySummary], now: dt.datetime | None, jou
     }
 
 
-def _locators(document: dict[str, Any], *, environment: bool = False) -> str:
-    """The non-default ``--environment`` and ``--journal`` options, for a printed command."""
-    shown = ""
-    if environment and document["environment_id"] != DEFAULT_ENVIRONMENT:
-        shown += f" --environment {document['environment_id']}"
-    if document["journal"] != DEFAULT_JOURNAL:
-        shown += f" --journal {document['journal']}"
-    return shown
+def _locators(document: dict[str, Any]) -> Locators:
+    """Where this listing read, for the commands it prints."""
+    return Locators.given(environment=document["environment_id"], journal=document["journal"])
 
 
-def _grid(rows: list[tuple[str, ...]]) -> str:
-    widths = [max(len(row[i]) for row in [_HEADER, *rows]) for i in range(len(_HEADER))]
-
-    def line(row: tuple[str, ...]) -> str:
-        cells = [cell.rjust(w) if name in _NUMERIC else cell.ljust(w)
-                 for name, cell, w in zip(_HEADER, row, widths, strict=True)]
-        return "  " + "  ".join(cells).rstrip()
-
-    return "\n".join([line(_HEADER), *(line(row) for row in rows)])
+def _deliver_hint(document: dict[str, Any]) -> str:
+    """The deliver command that writes this journal (it takes no ``--environment``)."""
+    return command("deliver", "WORKLOAD", "--registry", "DIR", "--interval-start", "DATE",
+                   "--interval-end", "DATE", *_locators(document).options(("journal",)))
 
 
 def _text(document: dict[str, Any]) -> str:
@@ -122,12 +101,10 @@ def _text(document: dict[str, Any]) -> str:
     wanted = " or ".join(document["statuses"])
     if not document["journal_exists"]:
         return (f"no journal at {document['journal']} yet: nothing has been delivered with it; "
-                "`dpone deliver WORKLOAD --registry DIR --interval-start DATE --interval-end "
-                f"DATE{_locators(document)}` creates it")
+                f"`{_deliver_hint(document)}` creates it")
     if not deliveries:
         if document["scanned"] == 0:
-            return (f"no deliveries in {where} yet; `dpone deliver WORKLOAD --registry DIR "
-                    f"--interval-start DATE --interval-end DATE{_locators(document)}` admits one")
+            return f"no deliveries in {where} yet; `{_deliver_hint(document)}` admits one"
         return (f"no {wanted} deliveries among the {document['scanned']} newest in {where}")
     rows: list[tuple[str, ...]] = []
     for entry in deliveries:
@@ -141,14 +118,13 @@ def _text(document: dict[str, Any]) -> str:
     shown = f"{len(deliveries)} {wanted + ' ' if wanted else ''}delivery(ies)"
     if document["statuses"]:
         shown += f" among the {document['scanned']} newest"
-    lines = [_grid(rows), "", f"{shown} in {where}, newest first"]
+    lines = [text_table(_HEADER, rows, _NUMERIC), "", f"{shown} in {where}, newest first"]
     if document["more_may_exist"]:
         lines.append(f"  only the {document['limit']} newest were read: raise --limit to see "
                      "older deliveries")
     first = next((e for e in deliveries if e["status"] == "blocked"),
                  next((e for e in deliveries if e["status"] != "completed"), deliveries[0]))
-    lines.append(f"  next: dpone delivery inspect --operation-id {first['parent_id']}"
-                 f"{_locators(document, environment=True)}")
+    lines.append(f"  next: {inspect_command(first['parent_id'], _locators(document))}")
     return "\n".join(lines)
 
 
@@ -176,7 +152,7 @@ def list_command(statuses: tuple[str, ...], environment_id: str, journal_url: st
         except DponeError as error:
             if error.code != "journal.not_found":
                 raise
-            document = _document((), None, journal_display(journal_url), environment_id,
+            document = _document((), None, redact(journal_url), environment_id,
                                  statuses, limit)
         else:
             try:
@@ -184,7 +160,7 @@ def list_command(statuses: tuple[str, ...], environment_id: str, journal_url: st
                 now = journal.now()
             finally:
                 close_quietly(journal)
-            document = _document(summaries, now, journal_display(journal_url), environment_id,
+            document = _document(summaries, now, redact(journal_url), environment_id,
                                  statuses, limit)
         if fmt == "json":
             emit_json(document)

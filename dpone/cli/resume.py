@@ -17,15 +17,8 @@ from typing import Any
 import click
 
 from dpone.artifacts import open_artifact_store
-from dpone.cli._delivery_run import (
-    RunResult,
-    SealedShape,
-    StepPrinter,
-    delivery_ports,
-    emit_result,
-    holder,
-    stopped,
-)
+from dpone.cli._delivery_result import RunResult, emit_result, stopped
+from dpone.cli._delivery_run import SealedShape, StepPrinter, delivery_ports, holder
 from dpone.cli._hints import Locators
 from dpone.cli._hints import resume_command as resume_hint
 from dpone.cli._inputs import (
@@ -88,7 +81,7 @@ def _apply_text(child: ChildOperation, step: str, stopper: int | None) -> str:
         return ("record the effect UNKNOWN once the mutation lease has expired; "
                 "nothing is resent")
     code = child.last_error_code or "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"
-    return f"stop with {code} (exit {int(ERROR_CATALOG[code].exit_class)}); nothing is sent"
+    return f"stop with {code} (exit {ERROR_CATALOG[code].exit_code}); nothing is sent"
 
 
 def _preview(parent: ParentOperation, plan: RestDeliveryPlan, shape: SealedShape,

@@ -12,6 +12,7 @@ from dpone.artifacts import open_artifact_store
 from dpone.cli._hints import SEALING, Locators, command
 from dpone.cli._inputs import boundary_options, freeze_and_seal, load_plan
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
+from dpone.cli._report import text_table
 from dpone.cli._seal_log import changed_since_seal
 from dpone.contracts.sealed import SealedTopology
 from dpone.contracts.source_parent import SourceParent
@@ -54,18 +55,10 @@ def _text(summary: dict[str, Any]) -> str:
         rows.append((str(child["ordinal"]), scope, str(child["rows"]),
                      str(child["decoded_bytes"]), str(child["wire_bytes"]),
                      child["payload_digest"][:19]))
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    numeric = {0, 2, 3, 4}
-
-    def line(row: tuple[str, ...]) -> str:
-        cells = [cell.rjust(w) if i in numeric else cell.ljust(w)
-                 for i, (cell, w) in enumerate(zip(row, widths, strict=True))]
-        return "  " + "  ".join(cells).rstrip()
-
     boundary = summary["boundary"]
     lines = [f"sealed [{boundary['from']}, {boundary['to']}): {summary['rows']} rows in "
-             f"{summary['child_count']} child(ren)", line(header)]
-    lines += [line(row) for row in rows]
+             f"{summary['child_count']} child(ren)",
+             text_table(header, rows, {"ordinal", "rows", "decoded bytes", "wire bytes"})]
     lines += [f"  parent              {summary['parent_digest']}",
               f"  plan                {summary['plan_digest']}",
               f"  parent_plan_digest  {summary['parent_plan_digest']}",

@@ -54,6 +54,11 @@ class ErrorSpec:
     severity: Severity
     evidence: Evidence
 
+    @property
+    def exit_code(self) -> int:
+        """The CLI exit code of this code's exit class."""
+        return int(self.exit_class)
+
 
 def _rd(
     code: str, exit_class: int, retry: Retryability, action: str, severity: Severity, ev: Evidence
@@ -256,7 +261,7 @@ class DponeError(Exception):
 
     @property
     def exit_code(self) -> int:
-        return int(self.spec.exit_class)
+        return self.spec.exit_code
 
     @property
     def fix_hint(self) -> str:

@@ -6,9 +6,9 @@ described in ``_request``.
 """
 
 from dpone.executor.seal._payload import payload_extension, payload_key
-from dpone.executor.seal._record import last_seal, record_seal, seal_record_key
+from dpone.executor.seal._record import record_seal, seal_record_key
 from dpone.executor.seal._request import payload_filename
 from dpone.executor.seal._seal import seal_all
 
-__all__ = ["last_seal", "payload_extension", "payload_filename", "payload_key", "record_seal",
-           "seal_all", "seal_record_key"]
+__all__ = ["payload_extension", "payload_filename", "payload_key", "record_seal", "seal_all",
+           "seal_record_key"]

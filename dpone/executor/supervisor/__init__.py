@@ -11,13 +11,13 @@ drives an admitted delivery from the journal, its plan and its sealed payload do
 from dpone.executor.supervisor._actions import (
     ACTIONS,
     DELIVERY_STATUSES,
-    DeliveryStatus,
     allowed_actions,
     delivery_status,
+    finished,
     resume_step,
 )
 from dpone.executor.supervisor._admission import parent_admission
-from dpone.executor.supervisor._context import RetryWait, StepObserver, WaitObserver
+from dpone.executor.supervisor._context import RetryWait
 from dpone.executor.supervisor._deliver import check_profile, deliver, deliver_sync
 from dpone.executor.supervisor._request import outbound_request, poll_request
 from dpone.executor.supervisor._results import (
@@ -37,15 +37,13 @@ __all__ = [
     "DeliveryCompleted",
     "DeliveryPending",
     "DeliveryResult",
-    "DeliveryStatus",
     "RetryWait",
-    "StepObserver",
-    "WaitObserver",
     "allowed_actions",
     "check_profile",
     "deliver",
     "deliver_sync",
     "delivery_status",
+    "finished",
     "outbound_request",
     "parent_admission",
     "poll_request",

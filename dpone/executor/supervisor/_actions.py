@@ -46,9 +46,15 @@ def replay_prefix(operation: ChildOperation) -> str:
     return "replay" if operation.state_name == REPLAY_STATE else "submitting"
 
 
+def finished(child: ChildOperation | ChildStanding) -> bool:
+    """Nothing is left to do for ``child``: promoted, or skipped as empty input (it holds nothing
+    to promote and the frontier passes over it)."""
+    return child.axes.checkpoint_state == "PROMOTED" or child.empty_input == "skipped"
+
+
 def allowed_actions(child: ChildOperation | ChildStanding) -> tuple[str, ...]:
     """The machine-readable next actions for ``child`` as the journal holds it."""
-    if child.axes.checkpoint_state == "PROMOTED" or child.empty_input == "skipped":
+    if finished(child):
         return ()
     if child.axes.checkpoint_state == "ELIGIBLE":
         return ("promote_checkpoint",)
@@ -83,7 +89,7 @@ def resume_step(child: ChildOperation | ChildStanding) -> str:
         return "verify_counters"
     if child.axes.checkpoint_state == "ELIGIBLE":
         return "promote_checkpoint"
-    if child.axes.checkpoint_state == "PROMOTED" or child.empty_input == "skipped":
+    if finished(child):
         return "none"
     return "stop"
 

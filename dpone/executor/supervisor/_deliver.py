@@ -35,6 +35,7 @@ from dpone.executor.supervisor._actions import (
     OBSERVING_STATES,
     SUBMITTABLE_STATES,
     VERIFYING_STATES,
+    finished,
     replay_prefix,
 )
 from dpone.executor.supervisor._admission import parent_admission
@@ -124,7 +125,7 @@ def check_profile(plan: RestDeliveryPlan) -> None:
 def _child(ctx: RunContext, operation: ChildOperation, sealed: SealedChild, *,
            wait: bool) -> ChildOperation | DeliveryBlocked:
     """Drive one child as far as it goes now; a returned operation is done or still observing."""
-    if operation.state_name == "sealed" and sealed.descriptor.row_count == 0:
+    if operation.state_name == "sealed" and operation.without_rows:
         finalized = finalize_empty(ctx, operation)  # an empty child sends nothing
         if isinstance(finalized, DeliveryBlocked):
             return finalized
@@ -143,8 +144,7 @@ def _child(ctx: RunContext, operation: ChildOperation, sealed: SealedChild, *,
         operation = observed
     if operation.state_name in VERIFYING_STATES:
         return verify(ctx, operation, sealed)
-    if operation.axes.checkpoint_state in ("ELIGIBLE", "PROMOTED") or (
-            operation.empty_input == "skipped"):
+    if operation.axes.checkpoint_state == "ELIGIBLE" or finished(operation):
         return operation
     return ctx.blocked(operation, operation.last_error_code or "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN")
 

@@ -52,7 +52,6 @@ from dpone.executor.transport import (
 
 PERMANENT_FENCE_REFUSALS: Final = frozenset({"REST_DELIVERY_STALE_GENERATION",
                                             "REST_DELIVERY_APPEND_SCOPE_ALREADY_APPLIED"})
-THROTTLE_STATUSES: Final = SUBMIT_THROTTLE_STATUSES
 
 # outcome -> (evidence name, facts, error code or None)
 _RESPONSE_OUTCOMES: Final[Mapping[str, tuple[tuple[str, ...], str | None]]] = {
@@ -106,7 +105,7 @@ def classify(profile: OperationProfile, sealed: SealedChild,
                 value == proofs[name] for name, value in shown.items()):
             return "duplicate_receipt_same_intent", {**status, **values}
         return "bare_duplicate", status
-    if response.status in THROTTLE_STATUSES:
+    if response.status in SUBMIT_THROTTLE_STATUSES:
         return "throttled", status
     if response.status in ack.rejected_before_effect_statuses:
         return "rejected_before_effect", status

@@ -6,7 +6,6 @@ test (monkeypatched environment; the developer's shared AWS files are hidden).
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
@@ -22,13 +21,9 @@ import pytest
 from _artifact_harness import S3Bucket, StoreHarness
 from botocore.config import Config
 
+from _support import free_port
+
 _START_TIMEOUT_S = 30.0
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _answers(url: str) -> bool:
@@ -44,7 +39,7 @@ def _answers(url: str) -> bool:
 
 def _start_server(log: Path) -> tuple[subprocess.Popen[bytes], str]:
     for _ in range(3):  # the free port can be taken between probe and bind; try another
-        port = _free_port()
+        port = free_port()
         url = f"http://127.0.0.1:{port}"
         with log.open("ab") as sink:
             process = subprocess.Popen(

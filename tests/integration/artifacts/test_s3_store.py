@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,6 +12,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 from botocore.stub import Stubber
 
+from _support import free_port
 from dpone.artifacts import S3ArtifactStore
 from dpone.contracts import DponeError, content_digest
 from dpone.contracts.ports import ArtifactRef
@@ -139,15 +139,9 @@ def test_a_failed_stream_aborts_its_upload(s3_bucket: S3Bucket) -> None:
 # -- botocore errors become catalog errors at the edge ----------------------------------------
 
 
-def _closed_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def test_an_unreachable_endpoint_is_unavailable(s3_bucket: S3Bucket) -> None:
     client = boto3.session.Session().client(
-        "s3", endpoint_url=f"http://127.0.0.1:{_closed_port()}", region_name="us-east-1",
+        "s3", endpoint_url=f"http://127.0.0.1:{free_port()}", region_name="us-east-1",
         config=Config(retries={"max_attempts": 1}, connect_timeout=2))
     store = S3ArtifactStore("bucket", client=client)
     for call in (lambda: store.put_bytes("k", b"x"), lambda: store.get_bytes("k"),

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from _support import EXAMPLES
 from dpone.cli.main import cli
+from dpone.receiver import ReceiverThread
 
 TOKEN = "tok-cli-sentinel-7Qz2-never-printed"
 TOKEN_ENV = "DPONE_CONN_MOCK_MEASUREMENTS_TOKEN"
@@ -66,6 +67,16 @@ class Dpone:
         return self("delivery", "inspect", "--operation-id", operation_id,
                     "--journal", self.journal_url, "--plans", str(self.state),
                     *extra)
+
+
+def receiver_requests(receiver: ReceiverThread) -> dict[str, int]:
+    """How many requests the mock receiver counted, by ``METHOD path``."""
+    return dict(receiver.state.ledger.snapshot()["requests"])
+
+
+def posts(receiver: ReceiverThread) -> int:
+    """How many POST requests (submits) the mock receiver counted."""
+    return sum(n for line, n in receiver_requests(receiver).items() if line.startswith("POST "))
 
 
 def bind_registry(root: Path, authority: str) -> Path:

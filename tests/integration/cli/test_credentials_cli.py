@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cli_support import ONE_ASYNC_CHILD, TOKEN, TOKEN_ENV, Dpone, Run
+from _cli_support import ONE_ASYNC_CHILD, TOKEN, TOKEN_ENV, Dpone, Run, posts
 
 from dpone.receiver import ReceiverThread
 
@@ -22,11 +22,6 @@ WRONG = "tok-cli-wrong-9Jx4-never-printed"
 @pytest.fixture
 def dpone(registry: Path, tmp_path: Path, journal_url: str) -> Dpone:
     return Dpone(registry, tmp_path / "state", journal=journal_url)
-
-
-def _posts(receiver: ReceiverThread) -> int:
-    requests = receiver.state.ledger.snapshot()["requests"]
-    return sum(count for request, count in requests.items() if request.startswith("POST "))
 
 
 def _stop(run: Run, code: str) -> str:
@@ -98,12 +93,12 @@ def test_a_wrong_token_exits_3_and_the_right_token_delivers_on_rerun(
     assert "likely cause: receiver answered 401: likely an authentication refusal the profile " \
         "certifies as refused before effect" in text.out
     assert receiver.state.ledger.snapshot()["mutations_total"] == 0
-    assert _posts(receiver) == 1
+    assert posts(receiver) == 1
 
     monkeypatch.setenv(TOKEN_ENV, TOKEN)
     _delivered_once(dpone.deliver("measurements_sync", ONE_SYNC_CHILD, "--format", "json"),
                     receiver, waiting)
-    assert _posts(receiver) == 2
+    assert posts(receiver) == 2
 
 
 def test_a_wrong_token_then_resume_apply_delivers_the_same_key(
@@ -121,7 +116,7 @@ def test_a_wrong_token_then_resume_apply_delivers_the_same_key(
     assert (child["next_action"], child["on_apply"]) == ("resume_delivery", "submit")
     assert "submit attempt 2 of the sealed request" in child["on_apply_text"]
     assert "same delivery key" in child["on_apply_text"]
-    assert _posts(receiver) == 1
+    assert posts(receiver) == 1
     _delivered_once(dpone.resume(parent_id, "--apply", "--wait", "--format", "json"), receiver,
                     waiting)
 
@@ -144,7 +139,7 @@ def test_a_missing_credential_exits_3_and_a_rerun_after_exporting_it_delivers(
     monkeypatch.setenv(TOKEN_ENV, TOKEN)
     _delivered_once(dpone.deliver("measurements_sync", ONE_SYNC_CHILD, "--format", "json"),
                     receiver, waiting)
-    assert _posts(receiver) == 1
+    assert posts(receiver) == 1
 
 
 def test_a_missing_credential_then_resume_preview_and_apply_deliver(
@@ -162,7 +157,7 @@ def test_a_missing_credential_then_resume_preview_and_apply_deliver(
         "request" in preview.out
     assert "stop with" not in preview.out
     _delivered_once(dpone.resume(parent_id, "--apply", "--format", "json"), receiver, waiting)
-    assert _posts(receiver) == 1
+    assert posts(receiver) == 1
 
 
 def test_an_uncertified_401_exits_4_and_inspect_names_the_status(
@@ -189,4 +184,4 @@ def test_an_uncertified_401_exits_4_and_inspect_names_the_status(
     monkeypatch.setenv(TOKEN_ENV, TOKEN)
     again = dpone.deliver("measurements_sync", ONE_SYNC_CHILD, "--format", "json")
     assert again.code == 4, again.out + again.err  # nothing proves the 401 applied nothing
-    assert _posts(receiver) == 1
+    assert posts(receiver) == 1

@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
-from _cli_support import FULL, ONE_ASYNC_CHILD, TOKEN, Dpone, bind_registry
+from _cli_support import FULL, ONE_ASYNC_CHILD, TOKEN, Dpone, bind_registry, posts
 
+from _support import free_port
 from dpone.receiver import ReceiverThread
 
 
 @pytest.fixture
 def dpone(registry: Path, tmp_path: Path) -> Dpone:
     return Dpone(registry, tmp_path / "state")
-
-
-def _posts(receiver: ReceiverThread) -> int:
-    requests = receiver.state.ledger.snapshot()["requests"]
-    return sum(count for request, count in requests.items() if request.startswith("POST "))
 
 
 def test_sync_delivery_prints_the_summary_and_inspect_shows_every_axis(
@@ -78,7 +73,7 @@ def test_async_delivery_is_pending_on_a_durable_receipt_then_completes_on_rerun(
 
     assert second.code == 0, second.err
     assert "completed: [2026-08-01, 2026-08-04) 190 rows in 1 child(ren); frontier 1/1" in second.out
-    assert _posts(receiver) == 1
+    assert posts(receiver) == 1
     assert receiver.state.ledger.snapshot()["rows_total"] == 190
     child = dpone.inspect(child_id, "--format", "json").json()["children"][0]
     assert child["observations_total"] >= 1
@@ -108,14 +103,12 @@ def test_unknown_effect_exits_4_with_the_next_safe_action(dpone: Dpone,
 
     assert again.code == 4
     assert again.json()["blocked"]["code"] == "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"
-    assert _posts(receiver) == 1
+    assert posts(receiver) == 1
 
 
 def test_an_unreachable_receiver_exits_3_and_the_child_waits_for_the_next_run(
         tmp_path: Path, receiver: ReceiverThread) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    closed = f"http://127.0.0.1:{free_port()}"
     dpone = Dpone(bind_registry(tmp_path / "closed", closed), tmp_path / "state")
 
     run = dpone.deliver("measurements_sync", ("2026-08-01", "2026-08-08"), "--format", "json")
@@ -184,7 +177,7 @@ def test_a_dropped_job_submit_under_the_certified_fence_is_replayed_once_and_exi
     assert child["state_name"] == "final_succeeded_full_promoted"
     assert child["attempt_ordinal"] == 2
     ledger = receiver.state.ledger.snapshot()
-    assert _posts(receiver) == 2
+    assert posts(receiver) == 2
     assert ledger["mutations_total"] == 1 and ledger["duplicate_mutations"] == 0
     assert ledger["rows_total"] == 190
     attempts = dpone.inspect(child["operation_id"], "--format", "json").json()["children"][0][
@@ -207,7 +200,7 @@ def test_an_unresolved_effect_stops_the_next_delivery_in_its_domain(
     error = run.json()["stopped"]  # admitted, then stopped before its first request
     assert error["code"] == "REST_DELIVERY_OVERLAPPING_EFFECT_IN_FLIGHT"
     assert unknown in error["message"]
-    assert _posts(receiver) == 1
+    assert posts(receiver) == 1
 
 
 def test_sync_delivery_completes_on_either_journal(
@@ -219,5 +212,5 @@ def test_sync_delivery_completes_on_either_journal(
 
     assert run.code == 0, run.err
     assert again.code == 0, again.err
-    assert _posts(receiver) == 5
+    assert posts(receiver) == 5
     assert dpone.inspect(run.out.split("parent ")[1].split()[0]).code == 0

@@ -5,17 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from _cli_support import Dpone
+from _cli_support import Dpone, posts
 
 from dpone.receiver import ReceiverThread
 
 WIDE = ("2026-06-01", "2026-10-15")
 """The example data holds rows from 2026-08-01 to 2026-08-31 only."""
-
-
-def _posts(receiver: ReceiverThread) -> int:
-    requests = receiver.state.ledger.snapshot()["requests"]
-    return sum(count for request, count in requests.items() if request.startswith("POST "))
 
 
 def test_empty_windows_are_skipped_and_only_windows_with_rows_are_posted(
@@ -34,7 +29,7 @@ def test_empty_windows_are_skipped_and_only_windows_with_rows_are_posted(
     assert empty and full, "the interval must hold windows with and without rows"
     assert document["status"] == "completed"
     assert document["checkpoint_frontier"] == document["children_total"] == len(children)
-    assert _posts(receiver) == len(full)
+    assert posts(receiver) == len(full)
     assert receiver.state.ledger.snapshot()["mutations_total"] == len(full)
     for child in empty:
         assert child["state_name"] == "final_not_started"

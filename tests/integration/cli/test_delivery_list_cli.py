@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from _cli_support import FULL, ONE_ASYNC_CHILD, Dpone
 
+from dpone.cli._hints import redact
 from dpone.cli._inputs import close_quietly, open_journal
-from dpone.cli.delivery_list import journal_display
 
 
 @pytest.fixture
@@ -89,7 +89,7 @@ def test_a_missing_sqlite_journal_is_not_created(registry: Path, tmp_path: Path)
 
 
 def test_a_postgres_journal_is_shown_with_its_password_masked() -> None:
-    assert journal_display("postgresql://ops:s3cret@db:5432/j?password=s3cret&sslmode=require"
-                           ) == "postgresql://ops:***@db:5432/j?password=***&sslmode=require"
-    assert journal_display("postgres://db/j") == "postgres://db/j"
-    assert journal_display(".dpone/journal.sqlite3") == ".dpone/journal.sqlite3"
+    assert redact("postgresql://ops:s3cret@db:5432/j?password=s3cret&sslmode=require"
+                  ) == "postgresql://ops:***@db:5432/j?password=***&sslmode=require"
+    assert redact("postgres://db/j") == "postgres://db/j"
+    assert redact(".dpone/journal.sqlite3") == ".dpone/journal.sqlite3"

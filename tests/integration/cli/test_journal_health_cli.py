@@ -5,19 +5,15 @@ nothing is admitted or sent."""
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
 import pytest
-from _cli_support import FULL, ONE_ASYNC_CHILD, Dpone
+from _cli_support import FULL, ONE_ASYNC_CHILD, Dpone, receiver_requests
 
+from _support import free_port
 from dpone.receiver import ReceiverThread
 
 PASSWORD = "pw-sentinel-cli-8Hq"
-
-
-def _requests(receiver: ReceiverThread) -> int:
-    return sum(receiver.state.ledger.snapshot()["requests"].values())
 
 
 def _corrupt_pages(path: Path) -> None:
@@ -47,7 +43,7 @@ def test_a_damaged_journal_is_refused_by_inspect_preview_and_deliver(
     journal = Path(dpone.journal_url)
     assert not journal.with_name(journal.name + "-wal").exists()
     _corrupt_pages(journal)
-    sent = _requests(receiver)
+    sent = sum(receiver_requests(receiver).values())
 
     inspected = dpone.inspect(parent_id)
     assert inspected.code == 3
@@ -63,7 +59,7 @@ def test_a_damaged_journal_is_refused_by_inspect_preview_and_deliver(
     delivered = dpone.deliver("measurements_async", ONE_ASYNC_CHILD, "--format", "json")
     assert delivered.code == 3, delivered.out
     assert _json_error(delivered.out)["code"] == "journal.corrupt"
-    assert _requests(receiver) == sent
+    assert sum(receiver_requests(receiver).values()) == sent
 
 
 def test_a_file_that_is_not_a_database_is_refused(dpone: Dpone,
@@ -81,15 +77,13 @@ def test_a_file_that_is_not_a_database_is_refused(dpone: Dpone,
 
     delivered = dpone.deliver("measurements_sync", FULL)
     assert delivered.code == 3 and "journal.corrupt" in delivered.err
-    assert _requests(receiver) == 0
+    assert sum(receiver_requests(receiver).values()) == 0
     assert journal.read_text(encoding="utf-8").startswith("this is a note")
 
 
 def test_an_unreachable_postgres_journal_names_the_driver_message_without_password(
         registry: Path, tmp_path: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     url = f"postgresql://dpone:{PASSWORD}@127.0.0.1:{port}/journal"
     dpone = Dpone(registry, tmp_path / "state", journal=url)
 

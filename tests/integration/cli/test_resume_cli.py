@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cli_support import FULL, TOKEN, TOKEN_ENV, TWO_ASYNC_CHILDREN, Dpone
+from _cli_support import FULL, TOKEN, TOKEN_ENV, TWO_ASYNC_CHILDREN, Dpone, posts, receiver_requests
 
 from dpone.artifacts import LocalArtifactStore
 from dpone.contracts import content_digest
@@ -21,14 +21,6 @@ def dpone(registry: Path, tmp_path: Path) -> Dpone:
     return Dpone(registry, tmp_path / "state")
 
 
-def _requests(receiver: ReceiverThread) -> dict[str, int]:
-    return dict(receiver.state.ledger.snapshot()["requests"])
-
-
-def _posts(receiver: ReceiverThread) -> int:
-    return sum(n for line, n in _requests(receiver).items() if line.startswith("POST "))
-
-
 def _pending_async(dpone: Dpone, receiver: ReceiverThread) -> tuple[str, dict[str, Any]]:
     """`dpone deliver` without --wait: child 1 holds a durable receipt, child 2 is sealed."""
     run = dpone.deliver("measurements_async", TWO_ASYNC_CHILDREN, "--format", "json")
@@ -36,7 +28,7 @@ def _pending_async(dpone: Dpone, receiver: ReceiverThread) -> tuple[str, dict[st
     document = run.json()
     assert document["status"] == "pending"
     assert [c["state_name"] for c in document["children"]] == ["accepted", "sealed"]
-    assert _posts(receiver) == 1
+    assert posts(receiver) == 1
     return str(document["parent_id"]), document
 
 
@@ -66,7 +58,7 @@ def test_resume_observes_the_accepted_job_after_the_source_changed(
     assert conflict.code == 2, conflict.out + conflict.err
     assert conflict.json()["code"] == "REST_DELIVERY_INTENT_CONFLICT"
     assert "dpone delivery resume --operation-id" in conflict.json()["hint"]
-    assert _posts(receiver) == 1
+    assert posts(receiver) == 1
 
     run = dpone.resume(parent_id, "--apply", "--wait", "--format", "json")
 
@@ -79,8 +71,8 @@ def test_resume_observes_the_accepted_job_after_the_source_changed(
     assert first["receipt"]["id"] == job and first["attempt_ordinal"] == 1
     assert second["attempt_ordinal"] == 1
     assert {c["state_name"] for c in document["children"]} == {"final_succeeded_full_promoted"}
-    requests = _requests(receiver)
-    assert _posts(receiver) == 2  # the first job was never resubmitted: only child 2's submit
+    requests = receiver_requests(receiver)
+    assert posts(receiver) == 2  # the first job was never resubmitted: only child 2's submit
     assert requests.get(f"GET /mock/v1/dataset-jobs/{job}", 0) >= 1
     ledger = receiver.state.ledger.snapshot()
     assert ledger["mutations_total"] == 2 and ledger["duplicate_mutations"] == 0
@@ -98,13 +90,13 @@ def test_resume_text_summary_and_a_child_id(dpone: Dpone, receiver: ReceiverThre
     assert "completed: [2026-08-01, 2026-08-07) 520 rows in 2 child(ren); frontier 2/2" in run.out
     assert f"resuming delivery {parent_id}: 2 child(ren)" in run.err
     assert "child 2/2 [2026-08-04, 2026-08-07) submitting attempt 1" in run.err
-    assert _posts(receiver) == 2
+    assert posts(receiver) == 2
 
 
 def test_preview_lists_next_actions_and_sends_and_writes_nothing(
         dpone: Dpone, receiver: ReceiverThread, monkeypatch: pytest.MonkeyPatch) -> None:
     parent_id, _ = _pending_async(dpone, receiver)
-    before, journal = _requests(receiver), _journal_rows(dpone)
+    before, journal = receiver_requests(receiver), _journal_rows(dpone)
     monkeypatch.delenv(TOKEN_ENV)  # a preview never resolves the credential
 
     run = dpone.resume(parent_id, "--format", "json")
@@ -123,7 +115,7 @@ def test_preview_lists_next_actions_and_sends_and_writes_nothing(
     assert "child 2 sealed: next resume_delivery; --apply: submit attempt 1" in text.out
     assert f"next: dpone delivery resume --operation-id {parent_id} --journal " in text.out
     assert text.out.rstrip().endswith(" --apply")
-    assert _requests(receiver) == before
+    assert receiver_requests(receiver) == before
     assert _journal_rows(dpone) == journal
 
 
@@ -136,7 +128,7 @@ def test_a_tampered_payload_document_exits_2_before_any_request(
     document["identities"]["delivery_key"] = "sha256:" + "1" * 64
     path.chmod(0o644)
     path.write_text(json.dumps(document), encoding="utf-8")
-    before = _requests(receiver)
+    before = receiver_requests(receiver)
 
     for extra in ((), ("--apply", "--wait")):
         run = dpone.resume(parent_id, *extra, "--format", "json")
@@ -145,7 +137,7 @@ def test_a_tampered_payload_document_exits_2_before_any_request(
         error = run.json()
         assert error["code"] == "REST_DELIVERY_INTENT_CONFLICT"
         assert error["details"]["payload_document_key"] == key
-    assert _requests(receiver) == before
+    assert receiver_requests(receiver) == before
 
 
 def test_a_document_of_another_intent_under_its_own_key_exits_2(
@@ -162,7 +154,7 @@ def test_a_document_of_another_intent_under_its_own_key_exits_2(
     with sqlite3.connect(dpone.state / "journal.sqlite3") as connection:
         connection.execute("UPDATE rest_delivery_child SET payload_document_key = ? "
                            "WHERE operation_id = ?", (forged_key, operation_id))
-    before = _requests(receiver)
+    before = receiver_requests(receiver)
 
     run = dpone.resume(parent_id, "--apply", "--format", "json")
 
@@ -171,13 +163,13 @@ def test_a_document_of_another_intent_under_its_own_key_exits_2(
     assert error["code"] == "REST_DELIVERY_INTENT_CONFLICT"
     assert error["details"]["field"] == "delivery_key"
     assert error["operation_id"] == operation_id
-    assert _requests(receiver) == before
+    assert receiver_requests(receiver) == before
 
 
 def test_a_missing_plan_is_plan_not_found_with_a_hint_to_pass_plans(
         dpone: Dpone, receiver: ReceiverThread, tmp_path: Path) -> None:
     parent_id, _ = _pending_async(dpone, receiver)
-    before = _requests(receiver)
+    before = receiver_requests(receiver)
 
     elsewhere = dpone("delivery", "resume", "--operation-id", parent_id, "--apply",
                       "--journal", str(dpone.state / "journal.sqlite3"),
@@ -192,7 +184,7 @@ def test_a_missing_plan_is_plan_not_found_with_a_hint_to_pass_plans(
         error = run.json()
         assert error["code"] == "plan.not_found"
         assert "--plans" in error["hint"]
-    assert _requests(receiver) == before
+    assert receiver_requests(receiver) == before
 
 
 def test_resume_of_a_blocked_unknown_child_exits_4_and_sends_nothing(
@@ -202,7 +194,7 @@ def test_resume_of_a_blocked_unknown_child_exits_4_and_sends_nothing(
     delivered = dpone.deliver("measurements_sync", FULL, "--format", "json")
     assert delivered.code == 4, delivered.out + delivered.err
     parent_id = delivered.json()["parent_id"]
-    before = _requests(receiver)
+    before = receiver_requests(receiver)
     monkeypatch.delenv(TOKEN_ENV)  # nothing is sent, so no credential is ever resolved
 
     preview = dpone.resume(parent_id, "--format", "json")
@@ -215,7 +207,7 @@ def test_resume_of_a_blocked_unknown_child_exits_4_and_sends_nothing(
     blocked = run.json()["blocked"]
     assert blocked["code"] == "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"
     assert blocked["allowed_actions"] == ["inspect_evidence", "reconcile_delivery_key"]
-    assert _requests(receiver) == before
+    assert receiver_requests(receiver) == before
 
 
 @pytest.mark.parametrize("operation_id", ["op_v1_zz", "op_v1_" + "0" * 64])

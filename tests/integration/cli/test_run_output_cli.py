@@ -8,23 +8,17 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import socket
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _cli_support import FULL, ONE_ASYNC_CHILD, TOKEN_ENV, Dpone, Run, bind_registry
 
+from _support import free_port
 from dpone.receiver import ReceiverThread
 
 WEEK = ("2026-08-01", "2026-08-08")
 _NEXT = re.compile(r"^\s*next: (dpone .*)$", re.M)
-
-
-def _closed_port() -> str:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{probe.getsockname()[1]}"
 
 
 def _next(run: Run) -> list[str]:
@@ -56,7 +50,7 @@ def _assert_stopped(run: Run, code: str, parent_id: str | None = None) -> dict[s
 
 def test_an_unreachable_receiver_gives_the_summary_and_one_schema_on_every_run(
         tmp_path: Path, receiver: ReceiverThread, journal_url: str) -> None:
-    dpone = Dpone(bind_registry(tmp_path / "closed", _closed_port()), tmp_path / "state",
+    dpone = Dpone(bind_registry(tmp_path / "closed", f"http://127.0.0.1:{free_port()}"), tmp_path / "state",
                   journal=journal_url)
 
     first = dpone.deliver("measurements_sync", WEEK, "--format", "json")
@@ -111,7 +105,7 @@ def dpone_on(registry: Path, tmp_path: Path, journal_url: str) -> Dpone:
 
 def test_every_repeated_submit_prints_its_reason_and_next_attempt(
         tmp_path: Path, receiver: ReceiverThread) -> None:
-    dpone = Dpone(bind_registry(tmp_path / "closed", _closed_port()), tmp_path / "state")
+    dpone = Dpone(bind_registry(tmp_path / "closed", f"http://127.0.0.1:{free_port()}"), tmp_path / "state")
 
     run = dpone.deliver("measurements_sync", WEEK)
 

@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from _cli_support import TWO_ASYNC_CHILDREN, Dpone
+from _cli_support import TWO_ASYNC_CHILDREN, Dpone, posts
 
 from dpone.artifacts import LocalArtifactStore
 from dpone.contracts import content_digest
@@ -18,11 +18,6 @@ from dpone.receiver import ReceiverThread
 @pytest.fixture
 def dpone(registry: Path, tmp_path: Path) -> Dpone:
     return Dpone(registry, tmp_path / "state")
-
-
-def _posts(receiver: ReceiverThread) -> int:
-    requests = dict(receiver.state.ledger.snapshot()["requests"])
-    return sum(n for line, n in requests.items() if line.startswith("POST "))
 
 
 def test_a_tampered_payload_says_it_no_longer_matches_its_digest(
@@ -38,7 +33,7 @@ def test_a_tampered_payload_says_it_no_longer_matches_its_digest(
     path = dpone.state / "artifacts" / payload["key"]
     path.chmod(0o644)
     path.write_bytes(b"tampered\n")
-    assert _posts(receiver) == 1
+    assert posts(receiver) == 1
 
     for fmt in ("json", "text"):
         # child 1's job completes first; child 2 is then refused before its submit
@@ -61,4 +56,4 @@ def test_a_tampered_payload_says_it_no_longer_matches_its_digest(
         else:
             assert "the sealed payload no longer matches its digest" in resumed.out
             assert "governed generation" not in resumed.out
-    assert _posts(receiver) == 1
+    assert posts(receiver) == 1

@@ -14,7 +14,7 @@ from _delivery_support import TOKEN_ENV, FirstSendTo, Harness, HarnessFactory, n
 
 from dpone.contracts import ERROR_CATALOG, DponeError, ExitClass, RemoteEffect
 from dpone.contracts.plan import RestDeliveryPlan
-from dpone.executor.supervisor import DeliveryBlocked, DeliveryCompleted
+from dpone.executor.supervisor import DeliveryBlocked, DeliveryCompleted, DeliveryResult
 from dpone.executor.transport import (
     Credential,
     HttpTransport,
@@ -34,6 +34,15 @@ def _wrong_token(h: Harness) -> HttpTransport:
     return HttpTransport(binding, Credential("bearer", {"token": Secret("not-the-token")}),
                          timeouts=TransportTimeouts(connect=2, read=10, write=10, pool=2,
                                                     total=20))
+
+
+def _run_with_a_wrong_token(h: Harness) -> DeliveryResult:
+    """One run of ``h`` through a transport whose token the receiver refuses."""
+    wrong = _wrong_token(h)
+    try:
+        return h.run(transport=wrong)
+    finally:
+        wrong.close()
 
 
 def _certifying(plan: RestDeliveryPlan, statuses: tuple[int, ...]) -> RestDeliveryPlan:
@@ -91,11 +100,7 @@ def test_a_certified_401_is_credential_rejected_then_the_right_token_delivers_on
         harness: HarnessFactory, family: str) -> None:
     h = harness(family)
     assert h.plan.profile.snapshot.acknowledgement.rejected_before_effect_statuses == (401, 403)
-    wrong = _wrong_token(h)
-    try:
-        result = h.run(transport=wrong)
-    finally:
-        wrong.close()
+    result = _run_with_a_wrong_token(h)
 
     assert isinstance(result, DeliveryBlocked), result
     assert result.code == "credential.rejected"
@@ -122,11 +127,7 @@ def test_an_uncertified_401_stays_protocol_unknown_and_is_never_resent(
         harness: HarnessFactory, family: str) -> None:
     h = harness(family)
     h.plan = _certifying(h.plan, ())
-    wrong = _wrong_token(h)
-    try:
-        result = h.run(transport=wrong)
-    finally:
-        wrong.close()
+    result = _run_with_a_wrong_token(h)
 
     assert isinstance(result, DeliveryBlocked), result
     assert result.code == "REST_DELIVERY_PROTOCOL_UNKNOWN"

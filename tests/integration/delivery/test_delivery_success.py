@@ -3,13 +3,13 @@ started, and a duplicate answer whose receipt proves the same key (on both journ
 
 from __future__ import annotations
 
-import socket
 import time
 from collections import Counter
 
 import pytest
 from _delivery_support import FULL, FirstSendTo, Harness, HarnessFactory, http_transport, row_key
 
+from _support import free_port
 from dpone.contracts import RemoteEffect
 from dpone.executor.supervisor import DeliveryCompleted, outbound_request
 from dpone.executor.transport import Response
@@ -68,17 +68,11 @@ def test_the_example_dataset_is_delivered_once_and_a_second_run_sends_nothing(
     assert h.ledger()["mutations_total"] == len(children)
 
 
-def _closed_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @FAMILIES
 def test_a_refused_connection_waits_and_retries_as_a_second_attempt(
         harness: HarnessFactory, family: str) -> None:
     h = harness(family)
-    refused = http_transport(h.plan, f"http://127.0.0.1:{_closed_port()}")
+    refused = http_transport(h.plan, f"http://127.0.0.1:{free_port()}")
     transport = FirstSendTo(refused, h.transport)
     waits: list[float] = []
 

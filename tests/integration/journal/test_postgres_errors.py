@@ -3,10 +3,9 @@ and where the journal is, never as a bare driver class and never with the DSN's 
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
+from _support import free_port
 from dpone.contracts import DponeError
 from dpone.journal.postgres import PostgresJournal
 from dpone.journal.postgres._connection import display_dsn
@@ -14,16 +13,9 @@ from dpone.journal.postgres._connection import display_dsn
 PASSWORD = "pw-sentinel-4Kx9"
 
 
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
 @pytest.mark.parametrize("migrate", [False, True])
 def test_an_unreachable_journal_is_unavailable_with_the_driver_message(migrate: bool) -> None:
-    port = _closed_port()
+    port = free_port()
     journal = PostgresJournal(f"postgresql://dpone:{PASSWORD}@127.0.0.1:{port}/journal",
                               environment_id="dev")
 

@@ -139,14 +139,6 @@ def dribble(conn: socket.socket, server: LoopbackServer) -> None:
         time.sleep(0.05)
 
 
-def closed_port() -> int:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port: int = sock.getsockname()[1]
-    sock.close()
-    return port
-
-
 class FullBacklog:
     """A listening socket whose accept queue is full: new connects hang (connect timeout)."""
 

@@ -13,7 +13,6 @@ from _transport_servers import (
     Pki,
     close_after_head,
     close_after_read,
-    closed_port,
     dribble,
     never_answer,
     never_read,
@@ -21,6 +20,7 @@ from _transport_servers import (
     respond,
 )
 
+from _support import free_port
 from dpone.executor.transport import (
     Failure,
     FailureKind,
@@ -67,7 +67,7 @@ def test_sanity_a_real_response() -> None:
 
 
 def test_connection_refused_is_not_started() -> None:
-    _failure(_send(f"http://127.0.0.1:{closed_port()}"), NOT, FailureKind.CONNECT)
+    _failure(_send(f"http://127.0.0.1:{free_port()}"), NOT, FailureKind.CONNECT)
 
 
 def test_connect_timeout_is_not_started() -> None:

@@ -7,16 +7,13 @@ here is a path below a regular file, which no user can create.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
-from _support import EXAMPLES, ROOT
+from _support import EXAMPLES, assert_no_traceback, run_dpone
 from dpone.cli.main import cli
 from dpone.contracts import DponeError, content_digest
 from dpone.plans import write_plan
@@ -36,8 +33,7 @@ def below_a_file(tmp_path: Path) -> Path:
 
 def _json_failure(result: Result, exit_code: int) -> dict[str, Any]:
     assert result.exit_code == exit_code, (result.exit_code, result.stdout, result.stderr)
-    assert "Traceback" not in result.stdout + result.stderr
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert_no_traceback(result)
     document: dict[str, Any] = json.loads(result.stdout)
     assert document["schema"] == "dpone.error.v1"
     assert document["exit_code"] == exit_code
@@ -119,12 +115,9 @@ def test_plan_store_translates_os_errors(below_a_file: Path) -> None:
 
 
 def test_real_process_exits_three_without_traceback(below_a_file: Path, tmp_path: Path) -> None:
-    command = [sys.executable, "-c", "from dpone.cli.main import main; main()", "plan", WORKLOAD,
-               "--registry", str(EXAMPLES), "--out", str(below_a_file)]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for fmt in ("json", "text"):
-        proc = subprocess.run([*command, "--format", fmt], capture_output=True, text=True,
-                              timeout=60, check=False, cwd=tmp_path, env=env)
+        proc = run_dpone("plan", WORKLOAD, "--registry", str(EXAMPLES), "--out", str(below_a_file),
+                         "--format", fmt, cwd=tmp_path)
         assert proc.returncode == 3, (proc.stdout, proc.stderr)
         assert "Traceback" not in proc.stdout + proc.stderr
         if fmt == "json":

@@ -4,15 +4,12 @@ usage text otherwise; always exit 2 and never a traceback."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
-from _support import EXAMPLES, ROOT
+from _support import EXAMPLES, assert_no_traceback, run_dpone
 from dpone.cli._output import wants_json
 from dpone.cli.main import cli
 
@@ -41,18 +38,13 @@ def _invoke(args: list[str]) -> Result:
     return CliRunner().invoke(cli, args)
 
 
-def _no_traceback(result: Result) -> None:
-    assert "Traceback" not in result.stdout + result.stderr
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-
-
 @pytest.mark.parametrize("spelling", [["--format", "json"], ["--format=json"]])
 @pytest.mark.parametrize("case", sorted(set(CASES) - {"bad-choice"}))
 def test_json_usage_error_is_one_error_document(case: str, spelling: list[str]) -> None:
     args, needle = CASES[case]
     result = _invoke([*args, *spelling])
     assert result.exit_code == 2, (result.stdout, result.stderr)
-    _no_traceback(result)
+    assert_no_traceback(result)
     document = json.loads(result.stdout)  # exactly one JSON document, nothing else on stdout
     assert document["schema"] == "dpone.error.v1"
     assert document["code"] == "input.invalid_argument"
@@ -66,7 +58,7 @@ def test_text_usage_error_keeps_clicks_usage_and_exits_two(case: str) -> None:
     args, _needle = CASES[case]
     result = _invoke(args)
     assert result.exit_code == 2, (result.stdout, result.stderr)
-    _no_traceback(result)
+    assert_no_traceback(result)
     assert result.stdout == ""
     assert "Usage: " in result.stderr and "Error: " in result.stderr, result.stderr
 
@@ -101,11 +93,8 @@ def test_wants_json(argv: list[str], expected: bool) -> None:
 
 
 def test_real_process_usage_error_json_and_text(tmp_path: Path) -> None:
-    command = [sys.executable, "-c", "from dpone.cli.main import main; main()", "check", WORKLOAD]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for fmt in ("json", "text"):
-        proc = subprocess.run([*command, "--format", fmt], capture_output=True, text=True,
-                              timeout=60, check=False, cwd=tmp_path, env=env)
+        proc = run_dpone("check", WORKLOAD, "--format", fmt, cwd=tmp_path)
         assert proc.returncode == 2, (proc.stdout, proc.stderr)
         assert "Traceback" not in proc.stdout + proc.stderr
         if fmt == "json":

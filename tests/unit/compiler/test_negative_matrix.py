@@ -16,18 +16,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
-from _support import EXAMPLES, ROOT
+from _support import EXAMPLES, assert_no_traceback, run_dpone
 from dpone.cli.main import cli
 from dpone.contracts._errors import ERROR_CATALOG
 
@@ -65,14 +62,9 @@ def _invoke(command: str, root: Path, case: str, *extra: str) -> Result:
     return CliRunner().invoke(cli, [command, str(workload), "--registry", str(root), *extra])
 
 
-def _no_traceback(result: Result) -> None:
-    assert "Traceback" not in result.stdout + result.stderr
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-
-
 def _error_document(result: Result) -> dict[str, Any]:
     assert result.exit_code == 2, (result.exit_code, result.stdout, result.stderr)
-    _no_traceback(result)
+    assert_no_traceback(result)
     document = json.loads(result.stdout)  # exactly one JSON document, nothing else on stdout
     assert document["schema"] == "dpone.error.v1"
     assert document["exit_code"] == 2
@@ -175,7 +167,7 @@ def test_check_text_names_code_location_and_hint(case: str, tmp_path: Path) -> N
     root = _registry(tmp_path, case)
     result = _invoke("check", root, case)
     assert result.exit_code == 2, (result.stdout, result.stderr)
-    _no_traceback(result)
+    assert_no_traceback(result)
     assert result.stdout == ""
     assert f"{expect['code']}:" in result.stderr, result.stderr
     assert _where(expect).search(result.stderr), result.stderr
@@ -192,12 +184,9 @@ REPRESENTATIVE = ["yaml_invalid_utf8", "workload_unknown_field_typo", "binding_h
 def test_real_process_exits_two_without_traceback(case: str, tmp_path: Path) -> None:
     expect = _expect(case)
     root = _registry(tmp_path, case)
-    command = [sys.executable, "-c", "from dpone.cli.main import main; main()", "check",
-               str(root / expect["workload"]), "--registry", str(root)]
     for fmt in ("json", "text"):
-        proc = subprocess.run([*command, "--format", fmt], capture_output=True, text=True,
-                              timeout=60, check=False, cwd=tmp_path,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+        proc = run_dpone("check", str(root / expect["workload"]), "--registry", str(root),
+                         "--format", fmt, cwd=tmp_path)
         assert proc.returncode == 2, (proc.stdout, proc.stderr)
         assert "Traceback" not in proc.stdout + proc.stderr
         if fmt == "json":
