@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Final, Literal
 
 from dpone.contracts.journal import ChildOperation, ChildStanding
+from dpone.contracts.plan import RestDeliveryPlan
 
 DeliveryStatus = Literal["completed", "pending", "blocked", "in_progress"]
 DELIVERY_STATUSES: Final[tuple[DeliveryStatus, ...]] = ("completed", "pending", "blocked",
@@ -46,6 +47,15 @@ def replay_prefix(operation: ChildOperation) -> str:
     return "replay" if operation.state_name == REPLAY_STATE else "submitting"
 
 
+def submits_empty(plan: RestDeliveryPlan) -> bool:
+    """An empty child of ``plan`` is submitted like any other: under ``empty_input: promote`` a
+    ``partition_replace`` replaces its window with nothing, which deletes the receiver's rows
+    there (a real effect only the receiver's counters, 0 of 0, verify). Appending nothing is
+    vacuous, and ``skip`` sends nothing."""
+    return (plan.profile.snapshot.result_policy.empty_input == "promote"
+            and plan.source_boundary.mutation_kind == "partition_replace")
+
+
 def finished(child: ChildOperation | ChildStanding) -> bool:
     """Nothing is left to do for ``child``: promoted, or skipped as empty input (it holds nothing
     to promote and the frontier passes over it)."""
@@ -69,17 +79,20 @@ def allowed_actions(child: ChildOperation | ChildStanding) -> tuple[str, ...]:
     return ACTIONS.get(child.last_error_code or "", ("inspect_evidence",))
 
 
-def resume_step(child: ChildOperation | ChildStanding) -> str:
+def resume_step(child: ChildOperation | ChildStanding,
+                plan: RestDeliveryPlan | None = None) -> str:
     """What driving ``child`` does next, checked in the supervisor loop's own order.
 
     ``take_over_unknown``: an in-flight child whose mutation lease has expired is recorded as an
     UNKNOWN effect under an observation lease and never resent; ``finalize_empty_input``: a
     sealed child without rows is finalized without a request by the profile's empty-input
-    policy; ``stop``: the child is blocked and the run stops with its code, sending nothing.
+    policy (with ``plan``: unless the plan :func:`submits_empty`); ``stop``: the child is blocked
+    and the run stops with its code, sending nothing.
     """
     if child.state_name in IN_FLIGHT_STATES:
         return "take_over_unknown"
-    if child.state_name == "sealed" and child.without_rows:
+    if (child.state_name == "sealed" and child.without_rows
+            and not (plan is not None and submits_empty(plan))):
         return "finalize_empty_input"
     if child.state_name in SUBMITTABLE_STATES:
         return "submit"
