@@ -23,6 +23,10 @@ OBSERVING_STATES: Final = frozenset({"accepted", "waiting"})
 VERIFYING_STATES: Final = frozenset({"verifying_succeeded", "verifying_failed",
                                      "verifying_cancelled", "verifying_expired"})
 
+AWAITS_FIX_CODES: Final = frozenset({"credential.rejected", "credential.unavailable"})
+"""A child left in RETRY_WAIT with one of these codes waits for an operator's fix (the
+credential), not for time: resuming submits it again only once the cause is fixed."""
+
 ACTIONS: Final[Mapping[str, tuple[str, ...]]] = {
     "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN": ("inspect_evidence", "reconcile_delivery_key"),
     "REST_DELIVERY_UNSAFE_RETRY": ("inspect_evidence", "reconcile_delivery_key"),
@@ -107,18 +111,26 @@ def resume_step(child: ChildOperation | ChildStanding,
     return "stop"
 
 
+def awaits_operator(child: ChildOperation | ChildStanding) -> bool:
+    """``child`` holds the delivery until an operator acts: it stops the run with its code, or
+    it waits in RETRY_WAIT after a cause only an operator fixes (:data:`AWAITS_FIX_CODES`)."""
+    return resume_step(child) == "stop" or (child.state_name in SUBMITTABLE_STATES
+                                            and child.last_error_code in AWAITS_FIX_CODES)
+
+
 def delivery_status(children: Iterable[ChildOperation | ChildStanding]) -> DeliveryStatus:
     """Where a whole delivery stands, from what resuming would do with each of its children.
 
-    ``completed``: every child promoted. ``blocked``: a child stops the run with its code until
-    an operator acts. ``pending``: a durable receipt awaits the receiver's job (``poll_receipt``)
-    and no request may be on the wire. ``in_progress``: anything else a resume drives on its
-    own (a submit, a request on the wire, a verification, a promotion).
+    ``completed``: every child promoted. ``blocked``: a child holds the run until an operator
+    acts (:func:`awaits_operator`). ``pending``: a durable receipt awaits the receiver's job
+    (``poll_receipt``) and no request may be on the wire. ``in_progress``: anything else a
+    resume drives on its own (a submit, a request on the wire, a verification, a promotion).
     """
-    steps = {resume_step(child) for child in children}
+    listed = list(children)
+    steps = {resume_step(child) for child in listed}
     if steps <= {"none"}:
         return "completed"
-    if "stop" in steps:
+    if any(awaits_operator(child) for child in listed):
         return "blocked"
     if "poll_receipt" in steps and "take_over_unknown" not in steps:
         return "pending"
