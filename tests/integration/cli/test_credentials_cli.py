@@ -233,3 +233,20 @@ def test_a_missing_credential_lists_as_blocked_with_its_code(
     assert dpone.deliver("measurements_sync", ONE_SYNC_CHILD).code == 0
     entry = _listed(dpone, parent_id)
     assert (entry["status"], entry["blocked_code"]) == ("completed", None)
+
+
+def test_inspect_of_a_refused_child_shows_no_receipt_age(
+        dpone: Dpone, receiver: ReceiverThread, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 401 holds only its HTTP status, no receipt id: there is no receipt to age or expire."""
+    monkeypatch.setenv(TOKEN_ENV, WRONG)
+    parent_id = _stop(dpone.deliver("measurements_async", ONE_ASYNC_CHILD, "--format", "json"),
+                      "credential.rejected")
+
+    waiting = _waiting_child(dpone, parent_id, "credential.rejected")
+    text = dpone.inspect(parent_id)
+
+    assert waiting["receipt"] == {"http_status": 401}
+    assert "receipt_age_s" not in waiting and "receipt_ttl_horizon" not in waiting
+    assert text.code == 0, text.out + text.err
+    assert "error credential.rejected" in text.out
+    assert "receipt age" not in text.out and "certified until" not in text.out
