@@ -64,8 +64,13 @@ def next_command(result: RunResult, locators: Locators, *, wait: bool) -> str:
         return resume_command(result.parent_id, locators, wait=True)
     if isinstance(result, DeliveryStopped) and result.resumable:
         return resume_command(result.parent_id, locators, wait=wait)
-    if isinstance(result, DeliveryStopped):
-        return inspect_command(result.error.operation_id or result.parent_id, locators)
+    if isinstance(result, DeliveryStopped):  # the operation that stops it, when one is named
+        blocking = result.error.details.get("conflicting_operation_id")
+        return inspect_command(str(blocking or result.error.operation_id or result.parent_id),
+                               locators)
+    if isinstance(result, DeliveryBlocked) and ERROR_CATALOG[result.code].retryability in (
+            Retryability.AFTER_FIX, Retryability.WHEN_AVAILABLE):
+        return resume_command(result.parent_id, locators, wait=wait)  # once its cause is fixed
     if isinstance(result, DeliveryBlocked):
         return inspect_command(result.operation_id or result.parent_id, locators)
     return inspect_command(result.parent_id, locators)

@@ -73,13 +73,21 @@ def _receipt_text(receipt: dict[str, Any]) -> str:
 
 
 _EMPTY_STATES = {"skipped": "skipped (empty)", "verified": "{} (empty)"}
-_EMPTY_NOTES = {"skipped": "skipped, nothing sent (no checkpoint of its own; the frontier "
-                           "passes over it)",
-                "verified": "verified 0 of 0 rows and promoted, nothing sent"}
+_EMPTY_NOTES = {"skipped": ("skipped, nothing sent (no checkpoint of its own; the frontier "
+                            "passes over it)",
+                            "skipped, nothing sent (no checkpoint of their own; the frontier "
+                            "passes over them)"),
+                "verified": ("verified 0 of 0 rows and promoted, nothing sent",) * 2}
 
 
 def _state_text(child: dict[str, Any]) -> str:
     return _EMPTY_STATES.get(child.get("empty_input") or "", "{}").format(child["state_name"])
+
+
+def _checkpoint_text(child: dict[str, Any]) -> str:
+    """A child skipped as empty input takes no checkpoint of its own (the frontier passes over
+    it): ``-`` rather than the journal's BLOCKED axis, which would read as a stop."""
+    return "-" if child.get("empty_input") == "skipped" else str(child["axes"]["checkpoint_state"])
 
 
 def empty_note(children: list[dict[str, Any]]) -> str | None:
@@ -87,7 +95,7 @@ def empty_note(children: list[dict[str, Any]]) -> str | None:
     rows, or None when there are none."""
     counts = {kind: sum(child.get("empty_input") == kind for child in children)
               for kind in _EMPTY_NOTES}
-    parts = [f"{n} {_EMPTY_NOTES[kind]}" for kind, n in counts.items() if n]
+    parts = [f"{n} {_EMPTY_NOTES[kind][n > 1]}" for kind, n in counts.items() if n]
     return f"  empty child(ren): {'; '.join(parts)}" if parts else None
 
 
@@ -104,7 +112,7 @@ def render_table(children: list[dict[str, Any]]) -> str:
                  "bytes": "" if child["wire_bytes"] is None else str(child["wire_bytes"]),
                  "state": _state_text(child), "effect": axes["remote_effect"],
                  "ack": axes["acknowledgement_state"], "verified": axes["verification_state"],
-                 "checkpoint": axes["checkpoint_state"], "attempts": str(child["attempt_ordinal"]),
+                 "checkpoint": _checkpoint_text(child), "attempts": str(child["attempt_ordinal"]),
                  "receipt": _receipt_text(child["receipt"])}
         rows.append(tuple(cells[name] for name in header))
     return text_table(header, rows, _NUMERIC)

@@ -5,14 +5,14 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import click
 
 from dpone.artifacts import open_artifact_store
 from dpone.cli._delivery_result import DeliveryStopped, RunResult, emit_result
 from dpone.cli._delivery_run import SealedShape, StepPrinter, delivery_ports, holder
-from dpone.cli._hints import Locators, resume_command
+from dpone.cli._hints import Locators, inspect_command, resume_command
 from dpone.cli._inputs import (
     DEFAULT_JOURNAL,
     boundary_options,
@@ -23,10 +23,15 @@ from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
 from dpone.cli._report import child_rows
 from dpone.cli._seal_log import changed_since_seal
 from dpone.contracts import DponeError
-from dpone.contracts.journal import DeliveryJournalPort, ParentOperation
+from dpone.contracts.journal import DeliveryJournalPort, DeliveryJournalView, ParentOperation
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import SealedTopology
-from dpone.executor.supervisor import check_profile, deliver, parent_admission
+from dpone.executor.supervisor import (
+    check_profile,
+    deliver,
+    delivery_status,
+    parent_admission,
+)
 
 
 def _empty(plan: RestDeliveryPlan, topology: SealedTopology, fmt: str,
@@ -45,13 +50,37 @@ def _empty(plan: RestDeliveryPlan, topology: SealedTopology, fmt: str,
     return 0
 
 
-def _resume_hint(error: DponeError, locators: Locators) -> None:
-    """An intent conflict with an admitted delivery: name the command that finishes it."""
+_NEW_BYTES: Final = {
+    "partition_replace": "To deliver the new bytes, create an explicit governed generation: "
+    "raise the workload's sink.mutation.correction_revision (docs/generations.md).",
+    "incremental_append": "An appended scope is delivered once: its new bytes are not sent "
+    "again (a correction generation needs kind partition_replace, docs/generations.md).",
+}
+
+
+def _conflict_hint(error: DponeError, journal: DeliveryJournalView, locators: Locators) -> None:
+    """An intent conflict with an admitted delivery: resume it, or, when it is complete, inspect
+    it (a resume would find nothing to do) and deliver the new bytes as a new generation."""
     admitted = error.details.get("conflicting_operation_id") or error.operation_id
-    if error.code == "REST_DELIVERY_INTENT_CONFLICT" and admitted and error.hint is None:
+    if error.code != "REST_DELIVERY_INTENT_CONFLICT" or not admitted or error.hint is not None:
+        return
+    try:
+        parent: ParentOperation | None = journal.load_parent(journal.get_child(admitted).parent_id)
+    except DponeError:
+        parent = None
+    if parent is None:
         error.hint = ("The admitted delivery continues from its own sealed plan, without "
                       f"re-reading the source: {resume_command(admitted, locators)}. To "
                       "deliver the new bytes, create an explicit governed generation.")
+    elif delivery_status(parent.children) == "completed":
+        error.hint = (f"The admitted delivery {parent.parent_id} of these keys is complete: "
+                      "nothing is left to resume. Inspect it: "
+                      f"{inspect_command(parent.parent_id, locators)}. "
+                      f"{_NEW_BYTES[parent.mutation_kind]}")
+    else:
+        error.hint = ("The admitted delivery continues from its own sealed plan, without "
+                      f"re-reading the source: {resume_command(parent.parent_id, locators)}. "
+                      f"{_NEW_BYTES[parent.mutation_kind]}")
 
 
 def _admitted(journal: DeliveryJournalPort, plan: RestDeliveryPlan,
@@ -111,7 +140,7 @@ def deliver_command(target: str, registry: Path, interval_start: dt.datetime,
             except DponeError as error:
                 parent = _admitted(journal, plan, topology)
                 if parent is None:
-                    _resume_hint(error, locators)
+                    _conflict_hint(error, journal, locators)
                     raise
                 result = DeliveryStopped.of(error, parent)
             finally:

@@ -50,8 +50,9 @@ def _plan(plans: Path, digest: str) -> RestDeliveryPlan | None:
 
 def _receipt_clock(child: ChildOperation, attempts: Sequence[Mapping[str, Any]],
                    now: dt.datetime, ttl_s: int | None) -> dict[str, Any]:
-    """Age of the receipt (from the attempt that recorded it) and its certified TTL horizon."""
-    if not child.receipt:
+    """Age of the receipt (from the attempt that recorded it) and its certified TTL horizon;
+    nothing when the receiver gave no receipt id (a refusal records only its HTTP status)."""
+    if not child.receipt or child.receipt.get("id") is None:
         return {}
     recorded = [a["outcome_at"] for a in attempts if a.get("outcome_at") is not None]
     if not recorded:

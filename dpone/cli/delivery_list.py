@@ -29,6 +29,7 @@ from dpone.contracts.journal import DeliverySummary
 from dpone.executor.supervisor import (
     DELIVERY_STATUSES,
     allowed_actions,
+    awaits_operator,
     delivery_status,
     resume_step,
 )
@@ -50,7 +51,7 @@ def age_text(seconds: int) -> str:
 def _entry(summary: DeliverySummary, now: dt.datetime) -> dict[str, Any]:
     status = delivery_status(summary.standings)
     unfinished = [s for s in summary.standings if resume_step(s) != "none"]
-    stopper = next((s for s in unfinished if resume_step(s) == "stop"), None)
+    stopper = next((s for s in unfinished if awaits_operator(s)), None)
     by_state: dict[str, int] = {}
     for standing in summary.standings:
         by_state[standing.state_name] = by_state.get(standing.state_name, 0) + standing.children

@@ -89,11 +89,11 @@ def _preview(parent: ParentOperation, plan: RestDeliveryPlan, shape: SealedShape
     """The read-only ``dpone.delivery_resume_preview.v1`` document."""
     rows = {row["operation_id"]: row for row in child_rows(parent, shape.children)}
     unfinished = [child for child in sorted(parent.children, key=lambda c: c.ordinal)
-                  if resume_step(child) != "none"]
+                  if resume_step(child, plan) != "none"]
     stopper: int | None = None
     children = []
     for child in unfinished:
-        step = "not_reached" if stopper is not None else resume_step(child)
+        step = "not_reached" if stopper is not None else resume_step(child, plan)
         if step in ("stop", "take_over_unknown"):
             stopper = child.ordinal
         children.append({**rows[child.operation_id],

@@ -136,7 +136,8 @@ class ChildOperation(StrictModel):
 
 EmptyInputOutcome = Literal["skipped", "verified"]
 """``skipped`` (``empty_input: skip``: no checkpoint of its own, the frontier passes over it) or
-``verified`` (``empty_input: promote``: 0 of 0 rows verified, promoted with the frontier)."""
+``verified`` (``empty_input: promote`` of an append: 0 of 0 rows verified, promoted with the
+frontier; an empty replacement is submitted instead and is no empty-input outcome)."""
 
 
 def empty_input_outcome(state_name: str, row_count: int, attempt_ordinal: int,

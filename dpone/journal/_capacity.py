@@ -33,7 +33,8 @@ def reserve(tx: UnitOfWork, row: ChildRow, attempt: AttemptPlan) -> None:
                              f"{settled[0].operation_id} whose remote effect is "
                              f"{settled[0].state.remote_effect}: reconcile it before any "
                              "further mutation in this domain",
-                             details={"holders": [h.operation_id for h in settled]})
+                             details={"holders": [h.operation_id for h in settled],
+                                      "conflicting_operation_id": settled[0].operation_id})
         raise DponeError(code="journal.capacity_exhausted", operation_id=row.operation_id,
                          message=f"all {limit} remote-job slots of the effect domain are held")
     tx.run("reserve_slot", attempt_id=attempt.attempt_id, operation_id=row.operation_id,

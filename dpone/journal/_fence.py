@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dpone.contracts._errors import DponeError
@@ -84,19 +84,41 @@ def _render(generation: GenerationKey) -> str:
     return f"({generation[0].isoformat()}, {generation[1]})"
 
 
-def _common_refusal(candidate: Candidate, rows: Iterable[FenceRow],
-                    watermarks: Iterable[Interval]) -> DponeError | None:
+def _stale_refusal(candidate: Candidate, rows: Sequence[FenceRow],
+                   watermarks: Sequence[Interval]) -> DponeError | None:
+    """A higher generation admitted or applied over an overlapping scope makes ``candidate``
+    stale; the refusal names the highest one (an admitted row before a watermark of the same
+    generation: it has an operation to inspect)."""
+    newer = [row for row in rows if row.operation_id != candidate.operation_id
+             and row.scope.overlaps(candidate.scope) and row.generation > candidate.generation]
+    marks = [mark for mark in watermarks
+             if mark.scope.overlaps(candidate.scope) and mark.generation > candidate.generation]
+    row = max(newer, key=lambda r: r.generation, default=None)
+    mark = max(marks, key=lambda m: m.generation, default=None)
+    if row is not None and (mark is None or row.generation >= mark.generation):
+        return _error("REST_DELIVERY_STALE_GENERATION",
+                      f"generation {_render(row.generation)} is admitted for an overlapping "
+                      f"scope; {_render(candidate.generation)} is stale", candidate,
+                      row.operation_id)
+    if mark is not None:
+        return _error("REST_DELIVERY_STALE_GENERATION",
+                      f"generation {_render(mark.generation)} is fully applied over an "
+                      f"overlapping scope; {_render(candidate.generation)} is stale",
+                      candidate, None)
+    return None
+
+
+def _common_refusal(candidate: Candidate, rows: Sequence[FenceRow],
+                    watermarks: Sequence[Interval]) -> DponeError | None:
     if candidate.mutation_kind == "incremental_append" and candidate.generation[1] > 0:
         return _error("REST_DELIVERY_APPEND_SCOPE_ALREADY_APPLIED",
                       "incremental_append does not accept a correction revision", candidate, None)
+    stale = _stale_refusal(candidate, rows, watermarks)
+    if stale is not None:
+        return stale
     for row in rows:
         if row.operation_id == candidate.operation_id or not row.scope.overlaps(candidate.scope):
             continue
-        if row.generation > candidate.generation:
-            return _error("REST_DELIVERY_STALE_GENERATION",
-                          f"generation {_render(row.generation)} is admitted for an overlapping "
-                          f"scope; {_render(candidate.generation)} is stale", candidate,
-                          row.operation_id)
         if (candidate.mutation_kind == "incremental_append"
                 and row.mutation_kind == "incremental_append" and row.scope == candidate.scope
                 and row.remote_effect == "FULLY_APPLIED"
@@ -104,12 +126,6 @@ def _common_refusal(candidate: Candidate, rows: Iterable[FenceRow],
             return _error("REST_DELIVERY_APPEND_SCOPE_ALREADY_APPLIED",
                           "this exact append scope is already fully applied", candidate,
                           row.operation_id)
-    for mark in watermarks:
-        if mark.scope.overlaps(candidate.scope) and mark.generation > candidate.generation:
-            return _error("REST_DELIVERY_STALE_GENERATION",
-                          f"generation {_render(mark.generation)} is fully applied over an "
-                          f"overlapping scope; {_render(candidate.generation)} is stale",
-                          candidate, None)
     return None
 
 
@@ -146,9 +162,9 @@ def submit_refusal(candidate: Candidate, rows: Sequence[FenceRow],
         if (row.operation_id != candidate.operation_id and row.scope.overlaps(candidate.scope)
                 and row.generation < candidate.generation and row.in_flight):
             return _error("REST_DELIVERY_OVERLAPPING_EFFECT_IN_FLIGHT",
-                          f"a lower overlapping generation {_render(row.generation)} is "
-                          f"{row.execution_state}/{row.remote_effect}; wait for its "
-                          "reconciliation", candidate, row.operation_id)
+                          f"a lower overlapping generation {_render(row.generation)} "
+                          f"({row.operation_id}) is {row.execution_state}/{row.remote_effect}; "
+                          "wait for its reconciliation", candidate, row.operation_id)
     return None
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Final, Literal
 
 from dpone.contracts.journal import ChildOperation, ChildStanding
+from dpone.contracts.plan import RestDeliveryPlan
 
 DeliveryStatus = Literal["completed", "pending", "blocked", "in_progress"]
 DELIVERY_STATUSES: Final[tuple[DeliveryStatus, ...]] = ("completed", "pending", "blocked",
@@ -21,6 +22,10 @@ OBSERVING_STATES: Final = frozenset({"accepted", "waiting"})
 """A durable receipt: the only continuation is the read-only ``poll_receipt``."""
 VERIFYING_STATES: Final = frozenset({"verifying_succeeded", "verifying_failed",
                                      "verifying_cancelled", "verifying_expired"})
+
+AWAITS_FIX_CODES: Final = frozenset({"credential.rejected", "credential.unavailable"})
+"""A child left in RETRY_WAIT with one of these codes waits for an operator's fix (the
+credential), not for time: resuming submits it again only once the cause is fixed."""
 
 ACTIONS: Final[Mapping[str, tuple[str, ...]]] = {
     "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN": ("inspect_evidence", "reconcile_delivery_key"),
@@ -46,6 +51,15 @@ def replay_prefix(operation: ChildOperation) -> str:
     return "replay" if operation.state_name == REPLAY_STATE else "submitting"
 
 
+def submits_empty(plan: RestDeliveryPlan) -> bool:
+    """An empty child of ``plan`` is submitted like any other: under ``empty_input: promote`` a
+    ``partition_replace`` replaces its window with nothing, which deletes the receiver's rows
+    there (a real effect only the receiver's counters, 0 of 0, verify). Appending nothing is
+    vacuous, and ``skip`` sends nothing."""
+    return (plan.profile.snapshot.result_policy.empty_input == "promote"
+            and plan.source_boundary.mutation_kind == "partition_replace")
+
+
 def finished(child: ChildOperation | ChildStanding) -> bool:
     """Nothing is left to do for ``child``: promoted, or skipped as empty input (it holds nothing
     to promote and the frontier passes over it)."""
@@ -69,17 +83,20 @@ def allowed_actions(child: ChildOperation | ChildStanding) -> tuple[str, ...]:
     return ACTIONS.get(child.last_error_code or "", ("inspect_evidence",))
 
 
-def resume_step(child: ChildOperation | ChildStanding) -> str:
+def resume_step(child: ChildOperation | ChildStanding,
+                plan: RestDeliveryPlan | None = None) -> str:
     """What driving ``child`` does next, checked in the supervisor loop's own order.
 
     ``take_over_unknown``: an in-flight child whose mutation lease has expired is recorded as an
     UNKNOWN effect under an observation lease and never resent; ``finalize_empty_input``: a
     sealed child without rows is finalized without a request by the profile's empty-input
-    policy; ``stop``: the child is blocked and the run stops with its code, sending nothing.
+    policy (with ``plan``: unless the plan :func:`submits_empty`); ``stop``: the child is blocked
+    and the run stops with its code, sending nothing.
     """
     if child.state_name in IN_FLIGHT_STATES:
         return "take_over_unknown"
-    if child.state_name == "sealed" and child.without_rows:
+    if (child.state_name == "sealed" and child.without_rows
+            and not (plan is not None and submits_empty(plan))):
         return "finalize_empty_input"
     if child.state_name in SUBMITTABLE_STATES:
         return "submit"
@@ -94,18 +111,26 @@ def resume_step(child: ChildOperation | ChildStanding) -> str:
     return "stop"
 
 
+def awaits_operator(child: ChildOperation | ChildStanding) -> bool:
+    """``child`` holds the delivery until an operator acts: it stops the run with its code, or
+    it waits in RETRY_WAIT after a cause only an operator fixes (:data:`AWAITS_FIX_CODES`)."""
+    return resume_step(child) == "stop" or (child.state_name in SUBMITTABLE_STATES
+                                            and child.last_error_code in AWAITS_FIX_CODES)
+
+
 def delivery_status(children: Iterable[ChildOperation | ChildStanding]) -> DeliveryStatus:
     """Where a whole delivery stands, from what resuming would do with each of its children.
 
-    ``completed``: every child promoted. ``blocked``: a child stops the run with its code until
-    an operator acts. ``pending``: a durable receipt awaits the receiver's job (``poll_receipt``)
-    and no request may be on the wire. ``in_progress``: anything else a resume drives on its
-    own (a submit, a request on the wire, a verification, a promotion).
+    ``completed``: every child promoted. ``blocked``: a child holds the run until an operator
+    acts (:func:`awaits_operator`). ``pending``: a durable receipt awaits the receiver's job
+    (``poll_receipt``) and no request may be on the wire. ``in_progress``: anything else a
+    resume drives on its own (a submit, a request on the wire, a verification, a promotion).
     """
-    steps = {resume_step(child) for child in children}
+    listed = list(children)
+    steps = {resume_step(child) for child in listed}
     if steps <= {"none"}:
         return "completed"
-    if "stop" in steps:
+    if any(awaits_operator(child) for child in listed):
         return "blocked"
     if "poll_receipt" in steps and "take_over_unknown" not in steps:
         return "pending"

@@ -4,7 +4,8 @@ Both protocol families share one loop (:func:`drive`, also behind ``resume``); a
 only through guarded journal transitions:
 
 * SEALED without rows: finalized without a request by the profile's empty-input policy
-  (``_empty_input``): skipped (the frontier passes over it) or verified 0 of 0 and promoted;
+  (``_empty_input``): skipped (the frontier passes over it) or, for an append, verified 0 of 0
+  and promoted; a replacement under ``promote`` is submitted like any other child;
 * SEALED / RETRY_WAIT: submit (``_submit``) under the mutation lease;
 * ACCEPTED / WAITING (async): read-only ``poll_receipt`` (``_observe``); without ``wait`` the
   run returns :class:`DeliveryPending` once the receipt is durable and not yet due;
@@ -37,6 +38,7 @@ from dpone.executor.supervisor._actions import (
     VERIFYING_STATES,
     finished,
     replay_prefix,
+    submits_empty,
 )
 from dpone.executor.supervisor._admission import parent_admission
 from dpone.executor.supervisor._context import RunContext, StepObserver, WaitObserver, scalars
@@ -125,7 +127,8 @@ def check_profile(plan: RestDeliveryPlan) -> None:
 def _child(ctx: RunContext, operation: ChildOperation, sealed: SealedChild, *,
            wait: bool) -> ChildOperation | DeliveryBlocked:
     """Drive one child as far as it goes now; a returned operation is done or still observing."""
-    if operation.state_name == "sealed" and operation.without_rows:
+    if (operation.state_name == "sealed" and operation.without_rows
+            and not submits_empty(ctx.plan)):
         finalized = finalize_empty(ctx, operation)  # an empty child sends nothing
         if isinstance(finalized, DeliveryBlocked):
             return finalized

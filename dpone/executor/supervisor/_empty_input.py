@@ -6,9 +6,15 @@ under the mutation lease and a revision CAS like any other step:
 
 * ``skip``: ``sealed_empty_input_skipped`` finalizes it not started (effect NONE_PROVEN) without
   a checkpoint of its own; it holds nothing to promote, so the contiguous frontier passes over it;
-* ``promote``: ``sealed_empty_input_verified`` records 0 of 0 rows verified against the complete
-  frozen parent (the checkpoint becomes eligible and is promoted with the frontier). The journal
-  rechecks the overlap fence first: a stale generation is refused for good, as a submit would be.
+* ``promote``, ``incremental_append``: ``sealed_empty_input_verified`` records 0 of 0 rows
+  verified against the complete frozen parent (appending nothing is vacuous; the checkpoint
+  becomes eligible and is promoted with the frontier). The journal rechecks the overlap fence
+  first: a stale generation is refused for good, as a submit would be.
+
+Under ``promote`` a ``partition_replace`` child without rows never comes here: replacing a
+window with nothing deletes the receiver's rows there, a real effect, so it is submitted like
+any other child (its sealed empty payload is the replacement) and the receiver's counters
+verify it (``submits_empty``).
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ def finalize_empty(ctx: RunContext, operation: ChildOperation) -> ChildOperation
     policy = ctx.plan.profile.snapshot.result_policy.empty_input
     # The parent artifact is the complete frozen read of the boundary (verified at freeze).
     facts = ("no_request_sent", "sealed_without_rows", "frozen_read_complete",
-             f"empty_input_{policy}_policy")
+             f"empty_input_{policy}_policy", f"{ctx.plan.source_boundary.mutation_kind}_mutation")
     with ctx.lease(operation.operation_id, "mutation") as lease:
         if policy == "skip":
             return ctx.step(operation, lease, "sealed_empty_input_skipped", facts)

@@ -66,8 +66,9 @@ def _check_empty_input(tx: UnitOfWork, row: ChildRow, listed: Transition) -> Non
     """An empty child finalized without a request: the journal checks what the caller asserts.
 
     The child holds no rows and never entered SUBMITTING; one that claims a full effect
-    (``empty_input: promote``) passes the pre-submit overlap fence under the domain lock, so a
-    stale generation is never recorded as applied.
+    (``empty_input: promote``) is an append (replacing a window with nothing deletes the
+    receiver's rows there: only a request does that) and passes the pre-submit overlap fence
+    under the domain lock, so a stale generation is never recorded as applied.
     """
     if row.row_count != 0 or row.attempt_ordinal != 0:
         raise DponeError(code="journal.illegal_transition", operation_id=row.operation_id,
@@ -76,6 +77,11 @@ def _check_empty_input(tx: UnitOfWork, row: ChildRow, listed: Transition) -> Non
                          "is finalized without a request")
     if listed.target == "final_not_started":
         return
+    if row.mutation_kind != "incremental_append":
+        raise DponeError(code="journal.illegal_transition", operation_id=row.operation_id,
+                         message=f"{listed.id}: a {row.mutation_kind} child without rows "
+                         "replaces its window with nothing at the receiver; it is submitted, "
+                         "never verified without a request")
     tx.lock_domains([row.effect_conflict_domain])
     refusal = fence_refusal(tx, row)
     if refusal is not None:

@@ -7,6 +7,7 @@ not certify stays an unknown effect (exit 4) and `inspect` names the status as t
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,14 @@ def _delivered_once(run: Run, receiver: ReceiverThread, waiting: dict[str, Any])
     ledger = receiver.state.ledger.snapshot()
     assert ledger["mutations_total"] == 1 and ledger["duplicate_mutations"] == 0
     assert TOKEN not in run.out + run.err and WRONG not in run.out + run.err
+
+
+def _listed(dpone: Dpone, parent_id: str) -> dict[str, Any]:
+    """The delivery ``parent_id`` as `dpone delivery list --format json` shows it."""
+    run = dpone("delivery", "list", "--journal", dpone.journal_url, "--format", "json")
+    assert run.code == 0, run.out + run.err
+    [entry] = [e for e in run.json()["deliveries"] if e["parent_id"] == parent_id]
+    return entry
 
 
 def _uncertify(registry: Path) -> None:
@@ -185,3 +194,59 @@ def test_an_uncertified_401_exits_4_and_inspect_names_the_status(
     again = dpone.deliver("measurements_sync", ONE_SYNC_CHILD, "--format", "json")
     assert again.code == 4, again.out + again.err  # nothing proves the 401 applied nothing
     assert posts(receiver) == 1
+
+
+def test_a_refused_credential_points_to_resume_and_lists_as_blocked(
+        dpone: Dpone, receiver: ReceiverThread, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fix is the operator's (the credential), then `resume --apply`: the run's next command
+    is that resume, with this run's locators, and the listing shows the delivery blocked."""
+    monkeypatch.setenv(TOKEN_ENV, WRONG)
+
+    run = dpone.deliver("measurements_sync", ONE_SYNC_CHILD, "--format", "json")
+
+    parent_id = _stop(run, "credential.rejected")
+    resume = shlex.join(["dpone", "delivery", "resume", "--operation-id", parent_id,
+                         "--journal", dpone.journal_url, "--artifacts",
+                         str(dpone.state / "artifacts"), "--plans", str(dpone.state), "--apply"])
+    assert run.json()["next_command"] == resume
+    text = dpone.deliver("measurements_sync", ONE_SYNC_CHILD)
+    assert text.code == 3, text.out + text.err
+    assert "blocked:" in text.out
+    assert f"  next: {resume}" in text.out.splitlines()
+    entry = _listed(dpone, parent_id)
+    assert (entry["status"], entry["blocked_code"]) == ("blocked", "credential.rejected")
+    assert entry["next_actions"] == ["resume_delivery"]
+    listing = dpone("delivery", "list", "--journal", dpone.journal_url, "--status", "blocked")
+    assert "blocked (credential.rejected)" in listing.out, listing.out
+
+
+def test_a_missing_credential_lists_as_blocked_with_its_code(
+        dpone: Dpone, receiver: ReceiverThread, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(TOKEN_ENV)
+
+    parent_id = _stop(dpone.deliver("measurements_sync", ONE_SYNC_CHILD, "--format", "json"),
+                      "credential.unavailable")
+
+    entry = _listed(dpone, parent_id)
+    assert (entry["status"], entry["blocked_code"]) == ("blocked", "credential.unavailable")
+    monkeypatch.setenv(TOKEN_ENV, TOKEN)
+    assert dpone.deliver("measurements_sync", ONE_SYNC_CHILD).code == 0
+    entry = _listed(dpone, parent_id)
+    assert (entry["status"], entry["blocked_code"]) == ("completed", None)
+
+
+def test_inspect_of_a_refused_child_shows_no_receipt_age(
+        dpone: Dpone, receiver: ReceiverThread, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 401 holds only its HTTP status, no receipt id: there is no receipt to age or expire."""
+    monkeypatch.setenv(TOKEN_ENV, WRONG)
+    parent_id = _stop(dpone.deliver("measurements_async", ONE_ASYNC_CHILD, "--format", "json"),
+                      "credential.rejected")
+
+    waiting = _waiting_child(dpone, parent_id, "credential.rejected")
+    text = dpone.inspect(parent_id)
+
+    assert waiting["receipt"] == {"http_status": 401}
+    assert "receipt_age_s" not in waiting and "receipt_ttl_horizon" not in waiting
+    assert text.code == 0, text.out + text.err
+    assert "error credential.rejected" in text.out
+    assert "receipt age" not in text.out and "certified until" not in text.out

@@ -39,12 +39,16 @@ def test_empty_windows_are_skipped_and_only_windows_with_rows_are_posted(
     lines = run.out.splitlines()
     skipped = [line for line in lines if "skipped (empty)" in line]
     assert len(skipped) == len(empty)
-    assert all(line.rstrip().endswith("0") for line in skipped)  # attempts 0, no receipt
+    # checkpoint "-" (no checkpoint of its own; the journal's axis stays BLOCKED), attempts 0,
+    # no receipt
+    assert all(line.split()[-2:] == ["-", "0"] for line in skipped)
+    assert {c["axes"]["checkpoint_state"] for c in empty} == {"BLOCKED"}
     total = len(children)
     assert f"completed: [{WIDE[0]}, {WIDE[1]}) 3203 rows in {total} child(ren); " \
            f"frontier {total}/{total}" in lines
-    assert (f"  empty child(ren): {len(empty)} skipped, nothing sent (no checkpoint of its own; "
-            "the frontier passes over it)") in lines
+    assert len(empty) > 1
+    assert (f"  empty child(ren): {len(empty)} skipped, nothing sent (no checkpoint of their "
+            "own; the frontier passes over them)") in lines
     parent_id = document["parent_id"]
 
     inspected = dpone.inspect(parent_id, "--format", "json")
@@ -61,3 +65,22 @@ def test_empty_windows_are_skipped_and_only_windows_with_rows_are_posted(
     assert listed.code == 0, listed.err
     [entry] = listed.json()["deliveries"]
     assert (entry["parent_id"], entry["status"]) == (parent_id, "completed")
+
+
+def test_one_skipped_window_reads_in_the_singular_and_inspect_shows_no_checkpoint(
+        registry: Path, tmp_path: Path, receiver: ReceiverThread, journal_url: str) -> None:
+    dpone = Dpone(registry, tmp_path / "state", journal=journal_url)
+
+    run = dpone.deliver("measurements_sync", ("2026-08-25", "2026-09-08"))
+
+    assert run.code == 0, run.out + run.err
+    assert ("  empty child(ren): 1 skipped, nothing sent (no checkpoint of its own; the frontier "
+            "passes over it)") in run.out.splitlines()
+    parent_id = next(line.split()[1] for line in run.out.splitlines()
+                     if line.startswith("  parent "))
+    inspected = dpone.inspect(parent_id)
+    assert inspected.code == 0, inspected.out + inspected.err
+    [skipped] = [line for line in inspected.out.splitlines() if "skipped (empty)" in line]
+    header = next(line for line in inspected.out.splitlines() if line.split()[:2] == ["#", "scope"])
+    assert skipped[header.index("checkpoint"):].split()[0] == "-"
+    assert "BLOCKED" not in skipped

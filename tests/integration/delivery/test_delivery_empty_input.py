@@ -2,9 +2,11 @@
 
 The planner keeps empty windows as children (the coverage proof stays contiguous). Under the
 examples' ``empty_input: skip`` such a child is finalized without a marker, an attempt or a
-request, and the frontier passes over it; under ``empty_input: promote`` it is verified 0 of 0
-and promoted with the frontier, still without a request. A not-started child with rows still
-stops the frontier.
+request, and the frontier passes over it. Under ``empty_input: promote`` an append's empty child
+is verified 0 of 0 and promoted with the frontier, still without a request (appending nothing is
+vacuous); a replacement's empty child is submitted like any other (replacing a window with
+nothing deletes the receiver's rows there), verified by the receiver's counters 0 of 0. A
+not-started child with rows still stops the frontier.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from _delivery_support import Harness, HarnessFactory
+from _delivery_support import WORKLOADS, Harness, HarnessFactory
 
 from _support import EXAMPLES
 from dpone.contracts import RemoteEffect
@@ -43,15 +45,22 @@ def _split(h: Harness) -> tuple[list[int], list[int]]:
     return empty, full
 
 
-def _promoting(root: Path, family: str) -> Path:
-    """The example registry whose profile of ``family`` says ``empty_input: promote``."""
+def _edit(path: Path, pattern: str, replacement: str) -> None:
+    text, replaced = re.subn(pattern, replacement, path.read_text(encoding="utf-8"), flags=re.M)
+    assert replaced == 1, (path, pattern)
+    path.write_text(text, encoding="utf-8")
+
+
+def _promoting(root: Path, family: str, kind: str | None = None) -> Path:
+    """The example registry whose profile of ``family`` says ``empty_input: promote`` (and whose
+    workload of ``family`` has the mutation ``kind``, when given)."""
     registry = root / "registry"
     shutil.copytree(EXAMPLES, registry)
-    profile = registry / "profiles" / PROFILES[family]
-    text = profile.read_text(encoding="utf-8")
-    text, replaced = re.subn(r"^  empty_input: skip$", "  empty_input: promote", text, flags=re.M)
-    assert replaced == 1
-    profile.write_text(text, encoding="utf-8")
+    _edit(registry / "profiles" / PROFILES[family], r"^  empty_input: skip$",
+          "  empty_input: promote")
+    if kind is not None:
+        _edit(registry / "workloads" / f"{WORKLOADS[family]}.yaml",
+              r"^    kind: [a-z_]+$", f"    kind: {kind}")
     return registry
 
 
@@ -99,11 +108,12 @@ def test_empty_windows_are_skipped_without_a_request_and_the_delivery_completes(
     assert h.requests() == before
 
 
-@FAMILIES
-def test_empty_input_promote_verifies_empty_windows_without_a_request(
-        harness: HarnessFactory, family: str, tmp_path: Path) -> None:
+def test_empty_input_promote_verifies_empty_append_windows_without_a_request(
+        harness: HarnessFactory, tmp_path: Path) -> None:
+    family = "sync"
     h = harness(family, WITH_EMPTY_WINDOWS[family], registry=_promoting(tmp_path, family))
     assert h.plan.profile.snapshot.result_policy.empty_input == "promote"
+    assert h.plan.source_boundary.mutation_kind == "incremental_append"
     empty, full = _split(h)
     total = len(h.topology.children)
 
@@ -122,6 +132,40 @@ def test_empty_input_promote_verifies_empty_windows_without_a_request(
         assert child.empty_input == "verified"
         assert h.journal.list_attempts(child.operation_id) == []
         assert (ordinal, "sealed_empty_input_verified") in h.steps
+
+
+@FAMILIES
+def test_empty_input_promote_submits_empty_replacement_windows(
+        harness: HarnessFactory, family: str, tmp_path: Path) -> None:
+    """Replacing a window with nothing deletes the receiver's rows there: a real effect, so the
+    empty child is sent (its sealed empty payload) and verified by the receiver, 0 of 0."""
+    registry = _promoting(tmp_path, family, kind="partition_replace")
+    h = harness(family, WITH_EMPTY_WINDOWS[family], registry=registry)
+    assert h.plan.source_boundary.mutation_kind == "partition_replace"
+    empty, _full = _split(h)
+    total = len(h.topology.children)
+    h.journal.admit_parent(parent_admission(h.plan, h.topology))
+    assert resume_step(h.child(empty[0]), h.plan) == "submit"
+
+    result = h.run()
+
+    assert isinstance(result, DeliveryCompleted), result
+    assert result.checkpoint_frontier == total
+    ledger = h.ledger()
+    assert h.count("POST") == total
+    assert ledger["mutations_total"] == total
+    assert ledger["rows_total"] == h.topology.total_rows
+    assert {key: rows for key, rows in ledger["rows_by_key"].items() if rows == 0} == {
+        h.sealed.mutation_key(n): 0 for n in empty}
+    parent = h.journal.load_parent(result.parent_id)
+    for ordinal in empty:
+        child = parent.children[ordinal - 1]
+        assert child.state_name == "final_succeeded_full_promoted"
+        assert child.axes.remote_effect is RemoteEffect.FULLY_APPLIED
+        assert child.attempt_ordinal == 1
+        assert child.empty_input is None
+        assert len(h.journal.list_attempts(child.operation_id)) == 1
+    assert not [step for step in h.steps if step[1].startswith("sealed_empty_input")]
 
 
 def test_a_not_started_child_with_rows_still_stops_the_frontier(harness: HarnessFactory) -> None:

@@ -96,6 +96,24 @@ def test_fence_rules() -> None:
     assert submit_refusal(_candidate(0, 1, 0, "incremental_append"), sibling, []) is None
 
 
+def test_a_stale_refusal_names_the_highest_overlapping_generation() -> None:
+    """Every overlapping higher generation makes a candidate stale; the message and the
+    conflicting operation are those of the highest, whatever order the rows come in."""
+    admitted = [_row("rev0", 0, 10, 1), _row("rev2", 0, 10, 2), _row("rev1", 5, 6, 1)]
+    for rows in itertools.permutations(admitted):
+        refusal = submit_refusal(_candidate(0, 10, 0), list(rows), [])
+        assert refusal is not None and refusal.code == "REST_DELIVERY_STALE_GENERATION"
+        assert refusal.message.startswith(f"generation ({T0.isoformat()}, 2) is admitted")
+        assert refusal.details["conflicting_operation_id"] == "rev2"
+    applied = [Interval(Scope(D0, D0 + dt.timedelta(3)), (T0, 4))]
+    higher_mark = admission_refusal(_candidate(0, 10, 0), admitted, applied)
+    assert higher_mark is not None
+    assert higher_mark.message.startswith(f"generation ({T0.isoformat()}, 4) is fully applied")
+    equal_mark = [Interval(Scope(D0, D0 + dt.timedelta(3)), (T0, 2))]
+    named = submit_refusal(_candidate(0, 10, 0), admitted, equal_mark)
+    assert named is not None and named.details["conflicting_operation_id"] == "rev2"
+
+
 _intervals = st.lists(st.tuples(st.integers(0, 40), st.integers(1, 10), st.integers(0, 5)),
                       max_size=8)
 

@@ -1,8 +1,10 @@
 """Children without rows on every journal: finalized without a request, never with rows.
 
 A child skipped as empty input (``empty_input: skip``) holds nothing to promote and the
-contiguous frontier passes over it; one verified 0 of 0 (``empty_input: promote``) is promoted
-with the frontier. Any other not-started child, with or without rows, still stops it.
+contiguous frontier passes over it; an append's child verified 0 of 0 (``empty_input:
+promote``) is promoted with the frontier. A replacement's child without rows is never verified
+without a request (replacing a window with nothing is an effect at the receiver). Any other
+not-started child, with or without rows, still stops the frontier.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ def _skip(journal: DeliveryJournalPort, child: ChildOperation) -> ChildOperation
 def _verify(journal: DeliveryJournalPort, child: ChildOperation) -> ChildOperation:
     lease = journal.acquire_lease(child.operation_id, "mutation", "worker-1", 60)
     return step(journal, child, "sealed_empty_input_verified", "verification",
-                "EMPTY_INPUT_VERIFIED", [*FACTS, "empty_input_promote_policy"], lease)
+                "EMPTY_INPUT_VERIFIED",
+                [*FACTS, "empty_input_promote_policy", "incremental_append_mutation"], lease)
 
 
 def _refuse(journal: DeliveryJournalPort, child: ChildOperation) -> ChildOperation:
@@ -77,7 +80,7 @@ def test_skipped_empty_children_are_passed_over_by_the_frontier(
 
 def test_a_verified_empty_child_is_promoted_with_the_frontier(
         journal: DeliveryJournalPort) -> None:
-    request = _with_rows(admission([(0, 10), (10, 20)]), [0, 100])
+    request = _with_rows(admission([(0, 10), (10, 20)], kind="incremental_append"), [0, 100])
     parent = journal.admit_parent(request).parent
 
     verified = _verify(journal, parent.children[0])
@@ -132,9 +135,25 @@ def test_a_child_with_rows_is_never_finalized_as_empty(journal: DeliveryJournalP
     assert journal.get_child(child.operation_id) == child
 
 
+def test_an_empty_replacement_is_never_verified_without_a_request(
+        journal: DeliveryJournalPort) -> None:
+    parent = journal.admit_parent(_with_rows(admission([(0, 10)]), [0])).parent
+    child = parent.children[0]
+    assert (child.without_rows, parent.mutation_kind) == (True, "partition_replace")
+
+    with pytest.raises(DponeError) as excinfo:
+        _verify(journal, child)
+
+    assert excinfo.value.code == "journal.illegal_transition"
+    assert "submitted" in excinfo.value.message
+    assert journal.get_child(child.operation_id) == child
+    assert journal.load_parent(parent.parent_id).checkpoint_frontier == 0
+
+
 def test_a_stale_empty_generation_is_never_verified(journal: DeliveryJournalPort) -> None:
     older = journal.admit_parent(
-        _with_rows(admission([(0, 10)], gen=generation(10)), [0])).parent
+        _with_rows(admission([(0, 10)], gen=generation(10), kind="incremental_append"),
+                   [0])).parent
     newer = journal.admit_parent(
         admission([(0, 20)], gen=generation(20), route="route-b")).parent
     complete_full(journal, newer.children[0].operation_id)
