@@ -1,8 +1,19 @@
 """The MAY_ATTEMPT marker: its document, key and digest, and the check that it binds an attempt.
 
-The journal plans the marker (its creation time read from the database clock); the caller
-publishes ``marker_bytes`` create-if-absent and passes ``marker_digest`` to ``enter_submitting``,
-which refuses a marker that does not bind that exact attempt.
+The journal plans the marker; the caller publishes ``marker_bytes`` create-if-absent and passes
+``marker_digest`` to ``enter_submitting``, which refuses a marker that does not bind that exact
+attempt.
+
+The marker is a function of the journal state it is planned against (the child at its expected
+revision, its parent, the journal epoch) and nothing else: its ``created_at`` is when the journal
+committed that revision, the moment this attempt became the next one, never the time of
+planning. A run refused entering SUBMITTING (an overlapping effect in flight, a lost lease)
+leaves a SEALED or RETRY_WAIT child at the same revision (it leaves those states only into
+SUBMITTING or a terminal state), so the next run plans the same attempt, publishes the identical
+bytes and create-if-absent succeeds. An attempt that entered SUBMITTING moved the child to a new
+revision and ordinal: its ordinal is never planned again. A marker planned in another journal
+epoch differs in ``journal_epoch``, so the store refuses to replace it: it is restore
+reconciliation work, never reused.
 """
 
 from __future__ import annotations
@@ -44,7 +55,8 @@ def marker_document(
     journal_epoch: int,
     created_at: dt.datetime,
 ) -> dict[str, Any]:
-    """The immutable MAY_ATTEMPT marker; ``created_at`` comes from the database clock."""
+    """The immutable MAY_ATTEMPT marker; ``created_at`` is the database-clock time the journal
+    committed ``expected_revision`` (deterministic for a re-planned, never-entered attempt)."""
     return {
         "schema": MARKER_SCHEMA_ID,
         "operation_namespace": operation_namespace,

@@ -114,6 +114,8 @@ class ChildRow:
     receipt: dict[str, Any] | None
     next_check_after: dt.datetime | None
     last_error_code: str | None
+    updated_at: dt.datetime
+    """When the journal committed ``revision`` (database clock): every child update bumps both."""
 
     @classmethod
     def decode(cls, codec: RowCodec, row: Row) -> Self:
@@ -135,7 +137,7 @@ class ChildRow:
             observation_ordinal=int(row["observation_ordinal"]),
             receipt=codec.optional_document(row["receipt"]),
             next_check_after=codec.optional_moment(row["next_check_after"]),
-            last_error_code=row["last_error_code"])
+            last_error_code=row["last_error_code"], updated_at=codec.moment(row["updated_at"]))
 
     @property
     def submitting(self) -> bool:

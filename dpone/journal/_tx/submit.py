@@ -1,7 +1,8 @@
 """The pre-submit sequence: plan the attempt, then the one critical SUBMITTING transaction.
 
 ``plan_attempt`` assigns the next attempt ordinal, the deterministic attempt id and the
-MAY_ATTEMPT marker document (its creation time read from the database clock). The caller
+MAY_ATTEMPT marker document (the same bytes each time the same never-entered attempt is
+planned: its creation time is the commit time of the revision it expects). The caller
 publishes the marker create-if-absent and then calls ``enter_submitting``, which in one
 transaction rechecks the mutation gate and epoch, holds the effect domain and rechecks the
 overlap fence, reserves one remote-job slot (never more than ``max_remote_jobs``), appends the
@@ -80,7 +81,7 @@ def plan_attempt(tx: UnitOfWork, operation_id: str, lease: Lease) -> AttemptPlan
         mutation_intent_digest=row.mutation_intent_digest,
         generation_end=end, correction_revision=correction,
         attempt_ordinal=ordinal, expected_revision=row.revision, journal_epoch=epoch,
-        created_at=tx.now())
+        created_at=row.updated_at)
     return AttemptPlan(operation_id=operation_id, attempt_ordinal=ordinal,
                        attempt_id=attempt_id(namespace, operation_id, ordinal),
                        marker_key=marker_key(namespace, operation_id, ordinal), marker=marker)
