@@ -10,7 +10,6 @@ import pytest
 from _artifact_harness import S3Bucket
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
-from botocore.stub import Stubber
 
 from _support import free_port
 from dpone.artifacts import S3ArtifactStore
@@ -116,12 +115,6 @@ def test_a_key_too_long_under_the_prefix_is_invalid(s3_bucket: S3Bucket) -> None
     assert store.put_bytes(fits, b"x").key == fits
 
 
-@pytest.mark.parametrize("tuning", [{"part_size": 5 * MIB - 1}, {"multipart_threshold": -1}])
-def test_impossible_multipart_settings_are_refused(tuning: dict[str, int]) -> None:
-    with pytest.raises(ValueError):
-        S3ArtifactStore("bucket", client=object(), **tuning)
-
-
 def test_a_failed_stream_aborts_its_upload(s3_bucket: S3Bucket) -> None:
     store = _store(s3_bucket, multipart_threshold=MIB, part_size=5 * MIB)
 
@@ -158,33 +151,3 @@ def test_a_missing_bucket_is_unavailable(s3_bucket: S3Bucket) -> None:
     assert "NoSuchBucket" in str(error)
     assert isinstance(error.__cause__, ClientError)
     _error("artifacts.unavailable", lambda: store.get_bytes("k"))
-
-
-def _stubbed() -> tuple[S3ArtifactStore, Stubber]:
-    client = boto3.session.Session().client("s3", region_name="us-east-1",
-                                            aws_access_key_id="stub", aws_secret_access_key="stub")
-    return S3ArtifactStore("bucket", client=client), Stubber(client)
-
-
-def test_a_contended_conditional_write_is_retried() -> None:
-    store, stub = _stubbed()
-    stub.add_client_error("put_object", service_error_code="ConditionalRequestConflict",
-                          http_status_code=409)
-    stub.add_client_error("head_object", service_error_code="404", http_status_code=404)
-    stub.add_response("put_object", {"ETag": '"e"'})
-    with stub:
-        assert store.put_bytes("k", b"x") == ArtifactRef(key="k", digest=content_digest(b"x"),
-                                                         size=1)
-    stub.assert_no_pending_responses()
-
-
-def test_a_contended_write_that_landed_elsewhere_is_settled() -> None:
-    store, stub = _stubbed()
-    stub.add_client_error("put_object", service_error_code="ConditionalRequestConflict",
-                          http_status_code=409)
-    stub.add_response("head_object", {"ContentLength": 1,
-                                      "Metadata": {"dpone-sha256": content_digest(b"y")}})
-    with stub:
-        error = _error("artifact.conflict", lambda: store.put_bytes("k", b"x"))
-    assert error.details["existing_digest"] == content_digest(b"y")
-    stub.assert_no_pending_responses()

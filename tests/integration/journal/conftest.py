@@ -1,15 +1,19 @@
 """The journal contract suite's fixtures: one journal per adapter, a fresh store per test.
 
-``journal`` is parametrized by adapter name (``ADAPTERS``); each factory builds an empty,
-migrated journal for one test. A PostgreSQL test gets its own randomly named schema
-(``search_path`` set through the DSN's ``options``), migrated from scratch and dropped after.
-``reservations`` reads the capacity reservations of the same store (the port does not expose
-them); the SQLite conftest overrides both.
+``journal`` is parametrized over every adapter (``ADAPTERS``: PostgreSQL and SQLite), so each
+contract test runs once per dialect with the dialect in its id (``test_x[postgres]``,
+``test_x[sqlite]``). Each factory builds an empty, migrated journal for one test: a PostgreSQL
+test gets its own randomly named schema (``search_path`` set through the DSN's ``options``),
+migrated from scratch and dropped after; a SQLite test gets its own migrated database file
+(``journal_path``). ``reservations`` reads the capacity reservations of the same store (the port
+does not expose them). Dialect-specific suites live in ``postgres/`` and ``sqlite/``.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -19,6 +23,7 @@ from _journal_support import ENVIRONMENT
 
 from dpone.contracts.journal import DeliveryJournalPort
 from dpone.journal.postgres import PostgresJournal
+from dpone.journal.sqlite import SqliteJournal
 
 
 @pytest.fixture
@@ -28,29 +33,72 @@ def journal_dsn(postgres_dsn: str) -> Iterator[str]:
         yield dsn
 
 
-def _postgres(request: pytest.FixtureRequest) -> Iterator[DeliveryJournalPort]:
-    adapter = PostgresJournal(request.getfixturevalue("journal_dsn"), environment_id=ENVIRONMENT)
+@pytest.fixture
+def journal_path(tmp_path: Path) -> Path:
+    """A freshly migrated SQLite journal file of its own."""
+    path = tmp_path / "journal.sqlite3"
+    migrating = SqliteJournal(path, environment_id=ENVIRONMENT)
+    migrating.migrate()
+    migrating.close()
+    return path
+
+
+def _postgres(request: pytest.FixtureRequest) -> PostgresJournal | SqliteJournal:
+    return PostgresJournal(request.getfixturevalue("journal_dsn"), environment_id=ENVIRONMENT)
+
+
+def _sqlite(request: pytest.FixtureRequest) -> PostgresJournal | SqliteJournal:
+    return SqliteJournal(request.getfixturevalue("journal_path"), environment_id=ENVIRONMENT)
+
+
+def _postgres_reservations(request: pytest.FixtureRequest) -> Reservations:
+    dsn = request.getfixturevalue("journal_dsn")
+
+    def read(operation_id: str) -> dict[str, str | None]:
+        with psycopg.connect(dsn) as conn:
+            return reservation_map(conn.execute(QUERY.format("%s"), (operation_id,)).fetchall())
+
+    return read
+
+
+def _sqlite_reservations(request: pytest.FixtureRequest) -> Reservations:
+    path = request.getfixturevalue("journal_path")
+
+    def read(operation_id: str) -> dict[str, str | None]:
+        conn = sqlite3.connect(path)
+        try:
+            return reservation_map(conn.execute(QUERY.format("?"), (operation_id,)).fetchall())
+        finally:
+            conn.close()
+
+    return read
+
+
+Adapter = tuple[Callable[[pytest.FixtureRequest], PostgresJournal | SqliteJournal],
+                Callable[[pytest.FixtureRequest], Reservations]]
+
+ADAPTERS: dict[str, Adapter] = {
+    "postgres": (_postgres, _postgres_reservations),
+    "sqlite": (_sqlite, _sqlite_reservations),
+}
+"""dialect -> (open a migrated journal for one test, read its capacity reservations)."""
+
+
+@pytest.fixture(params=sorted(ADAPTERS))
+def journal_dialect(request: pytest.FixtureRequest) -> str:
+    """The dialect of this test's ``journal`` (its id in the test name)."""
+    return str(request.param)
+
+
+@pytest.fixture
+def journal(journal_dialect: str, request: pytest.FixtureRequest) -> Iterator[DeliveryJournalPort]:
+    adapter = ADAPTERS[journal_dialect][0](request)
     try:
         yield adapter
     finally:
         adapter.close()
 
 
-ADAPTERS: dict[str, Callable[[pytest.FixtureRequest], Iterator[DeliveryJournalPort]]] = {
-    "postgres": _postgres,
-}
-
-
-@pytest.fixture(params=sorted(ADAPTERS))
-def journal(request: pytest.FixtureRequest) -> Iterator[DeliveryJournalPort]:
-    yield from ADAPTERS[request.param](request)
-
-
 @pytest.fixture
-def reservations(journal_dsn: str) -> Reservations:
-    def read(operation_id: str) -> dict[str, str | None]:
-        with psycopg.connect(journal_dsn) as conn:
-            return reservation_map(conn.execute(QUERY.format("%s"),
-                                                (operation_id,)).fetchall())
-
-    return read
+def reservations(journal_dialect: str, request: pytest.FixtureRequest) -> Reservations:
+    return ADAPTERS[journal_dialect][1](request)

@@ -1,7 +1,7 @@
 """The journal contract suite, certified same-key fenced replay and the journal clock.
 
 Written against the port (plus the ``reservations`` reader of the same store); ``journal`` is
-parametrized by adapter in conftest.py and re-collected for SQLite in ``sqlite/``.
+parametrized over both adapters in conftest.py.
 """
 
 from __future__ import annotations

@@ -165,10 +165,6 @@ def test_leases_and_markers_read_the_database_clock(lite: SqliteJournal) -> None
     assert released.value.code == "journal.lease_lost"
 
 
-def test_the_contract_suite_in_this_folder_runs_on_sqlite(journal: object) -> None:
-    assert isinstance(journal, SqliteJournal)
-
-
 def test_the_cas_predicate_itself_refuses_a_moved_revision(lite: SqliteJournal) -> None:
     child = lite.admit_parent(admission([(0, 10)])).parent.children[0]
     contract = lite.contract

@@ -8,7 +8,6 @@ import pytest
 from _support import free_port
 from dpone.contracts import DponeError
 from dpone.journal.postgres import PostgresJournal
-from dpone.journal.postgres._connection import display_dsn
 
 PASSWORD = "pw-sentinel-4Kx9"
 
@@ -30,11 +29,3 @@ def test_an_unreachable_journal_is_unavailable_with_the_driver_message(migrate: 
         f"(psycopg.OperationalError) at postgresql://dpone@127.0.0.1:{port}/journal")
     assert "\n" not in error.message
     assert PASSWORD not in repr(error.to_document())
-
-
-def test_a_dsn_is_displayed_without_password_or_options() -> None:
-    assert display_dsn(f"postgresql://u:{PASSWORD}@db.example:5433/j?options=-c%20x%3Dy"
-                       ) == "postgresql://u@db.example:5433/j"
-    assert display_dsn(f"host=/run/pg port=5 user=a password={PASSWORD} dbname=j"
-                       ) == "postgresql://a@/run/pg:5/j"
-    assert PASSWORD not in display_dsn(f"postgresql://u:{PASSWORD}@[broken")
