@@ -75,7 +75,7 @@ SCENARIOS = {
                               "final_succeeded_full_eligible", "promote_checkpoint",
                               ("promote_checkpoint",), "in_progress"),
     "credential-rejected": (_rejected, "retry_wait", "submit", ("resume_delivery",),
-                            "in_progress"),
+                            "blocked"),  # it waits for the operator to fix the credential
     "effect-unknown": (_unknown, "final_not_accepted_unknown_unverified", "stop", ACTIONS[UNKNOWN],
                        "blocked"),
     "partially-applied": (_partial, "final_succeeded_partial", "stop",
