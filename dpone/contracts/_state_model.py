@@ -19,6 +19,7 @@ from dpone.contracts._axes import (
     VerificationState,
 )
 from dpone.contracts._errors import DponeError, Location
+from dpone.contracts._terms import LeaseKind, TriggerKind
 
 SCHEMA_ID = "dpone.rest-bulk-delivery-design.v1"
 
@@ -29,31 +30,6 @@ AXES: tuple[str, ...] = (
     "verification_state",
     "checkpoint_state",
 )
-
-
-class LeaseKind(StrEnum):
-    """The lease a transition is performed under (spec "Lease separation")."""
-
-    MUTATION = "mutation"
-    OBSERVATION = "observation"
-    CHECKPOINT = "checkpoint"
-    OPERATOR = "operator"
-
-
-class TriggerKind(StrEnum):
-    """The kind of evidence that triggers a transition."""
-
-    ADMISSION = "admission"
-    INTERNAL = "internal"
-    TRANSPORT = "transport"
-    SUBMIT_RESPONSE = "submit_response"
-    OBSERVATION = "observation"
-    VERIFICATION = "verification"
-    TIMER = "timer"
-    BUDGET = "budget"
-    LEASE_EXPIRY = "lease_expiry"
-    CHECKPOINT = "checkpoint"
-    OPERATOR_RECONCILIATION = "operator_reconciliation"
 
 
 class TransitionClass(StrEnum):
@@ -98,8 +74,12 @@ class Trigger:
 
 
 @dataclass(frozen=True, slots=True)
-class Transition:
-    """A listed transition with its guard facts and CAS preconditions."""
+class ListedTransition:
+    """The contract's entry for one transition: its guard facts and CAS preconditions.
+
+    ``id`` is a :class:`~dpone.contracts._names.Transition` value; it stays a string here so a
+    contract file under check may list ids the generated symbols do not know yet.
+    """
 
     id: str
     transition_class: TransitionClass
@@ -208,7 +188,7 @@ def parse_state(reader: _Reader, obj: Any, path: str) -> StateTuple:
     )
 
 
-def parse_transition(reader: _Reader, obj: Any, path: str, cls: TransitionClass) -> Transition:
+def parse_transition(reader: _Reader, obj: Any, path: str, cls: TransitionClass) -> ListedTransition:
     trigger = reader.get(obj, "trigger", path)
     cas = reader.get(obj, "cas", path)
     flags = {key: reader.get(cas, key, f"{path}.cas") for key in ("expected_revision",
@@ -217,7 +197,7 @@ def parse_transition(reader: _Reader, obj: Any, path: str, cls: TransitionClass)
         raise reader.fail(f"{path}.cas", "expected_revision and journal_epoch are booleans")
     step = obj.get("reconciliation") if isinstance(obj, Mapping) else None
     continuation = obj.get("continuation") if isinstance(obj, Mapping) else None
-    return Transition(
+    return ListedTransition(
         id=reader.text(obj, "id", path),
         transition_class=cls,
         source=reader.text(obj, "from", path),

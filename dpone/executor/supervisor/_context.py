@@ -24,6 +24,7 @@ from dpone.contracts.journal import (
 )
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ImmutableArtifactPort
+from dpone.contracts.state import Fact, Transition
 from dpone.executor.supervisor._actions import ACTIONS
 from dpone.executor.supervisor._results import DeliveryBlocked
 from dpone.executor.transport import Failure, Response, RestTransportPort
@@ -102,18 +103,19 @@ class RunContext:
             with contextlib.suppress(DponeError):
                 self.journal.release_lease(held)
 
-    def step(self, operation: ChildOperation, lease: Lease, transition_id: str,
-             facts: Iterable[str], **fields: object) -> ChildOperation:
+    def step(self, operation: ChildOperation, lease: Lease, transition: Transition,
+             facts: Iterable[Fact], **fields: object) -> ChildOperation:
         """One guarded transition with a revision CAS on ``operation``'s current revision.
 
-        The caller names the transition and the guard facts it proves; the journal takes the
-        trigger and its evidence from the contract's entry for ``transition_id``.
+        The caller names the transition by its contract symbol and the guard facts it proves;
+        the journal takes the trigger and its evidence from the contract's entry for it.
         """
         request = TransitionRequest.model_validate({
-            "operation_id": operation.operation_id, "transition_id": transition_id,
-            "expected_revision": operation.revision, "facts": tuple(facts), **fields})
+            "operation_id": operation.operation_id, "transition_id": transition.value,
+            "expected_revision": operation.revision,
+            "facts": tuple(fact.value for fact in facts), **fields})
         updated = self.journal.transition(request, lease)
-        self.notify(updated, transition_id)
+        self.notify(updated, transition.value)
         return updated
 
     def notify(self, operation: ChildOperation, transition_id: str) -> None:

@@ -31,13 +31,13 @@ from dpone.contracts.journal import ChildOperation, DeliveryJournalPort, ParentO
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.contracts.sealed import SealedChild, SealedTopology
+from dpone.contracts.state import StateName
 from dpone.executor.supervisor._actions import (
     IN_FLIGHT_STATES,
     OBSERVING_STATES,
     SUBMITTABLE_STATES,
     VERIFYING_STATES,
     finished,
-    replay_prefix,
     submits_empty,
 )
 from dpone.executor.supervisor._admission import parent_admission
@@ -52,6 +52,7 @@ from dpone.executor.supervisor._results import (
     DeliveryResult,
 )
 from dpone.executor.supervisor._submit import submit
+from dpone.executor.supervisor._transitions import MUTATION_LEASE_LOST, state_of
 from dpone.executor.transport import RestTransportPort
 
 FAMILIES: Final = {"sync_batch": "submit_response", "async_bulk_job": "poll_response"}
@@ -127,7 +128,7 @@ def check_profile(plan: RestDeliveryPlan) -> None:
 def _child(ctx: RunContext, operation: ChildOperation, sealed: SealedChild, *,
            wait: bool) -> ChildOperation | DeliveryBlocked:
     """Drive one child as far as it goes now; a returned operation is done or still observing."""
-    if (operation.state_name == "sealed" and operation.without_rows
+    if (operation.state_name == StateName.SEALED and operation.without_rows
             and not submits_empty(ctx.plan)):
         finalized = finalize_empty(ctx, operation)  # an empty child sends nothing
         if isinstance(finalized, DeliveryBlocked):
@@ -156,11 +157,10 @@ def _take_over(ctx: RunContext, operation: ChildOperation) -> DeliveryBlocked:
     """A child left in SUBMITTING by a lost worker: UNKNOWN under an observation lease."""
     with ctx.lease(operation.operation_id, "mutation"):
         pass  # refused while the submitting worker still holds its lease: nothing to take over
-    prefix = replay_prefix(operation)
+    lost = MUTATION_LEASE_LOST[state_of(operation)]
     code = "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"
     with ctx.lease(operation.operation_id, "observation") as lease:
-        updated = ctx.step(operation, lease, f"{prefix}_mutation_lease_lost",
-                           ["submit_outcome_absent"], error_code=code)
+        updated = ctx.step(operation, lease, *lost, error_code=code)
     return ctx.blocked(updated, code)
 
 
