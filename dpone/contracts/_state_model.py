@@ -12,24 +12,18 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from dpone.contracts._axes import (
+    AXES,
     AcknowledgementState,
     CheckpointState,
     ExecutionState,
     RemoteEffect,
+    StateTuple,
     VerificationState,
 )
 from dpone.contracts._errors import DponeError, Location
 from dpone.contracts._terms import LeaseKind, TriggerKind
 
 SCHEMA_ID = "dpone.rest-bulk-delivery-design.v1"
-
-AXES: tuple[str, ...] = (
-    "execution_state",
-    "remote_effect",
-    "acknowledgement_state",
-    "verification_state",
-    "checkpoint_state",
-)
 
 
 class TransitionClass(StrEnum):
@@ -47,24 +41,6 @@ class ReconciliationStep(StrEnum):
 class MonotonicRule(StrEnum):
     INCREMENT_BY_ONE = "increment_by_one"
     NON_DECREASING = "non_decreasing"
-
-
-@dataclass(frozen=True, slots=True)
-class StateTuple:
-    """One point of the five-axis outcome model."""
-
-    execution_state: ExecutionState
-    remote_effect: RemoteEffect
-    acknowledgement_state: AcknowledgementState
-    verification_state: VerificationState
-    checkpoint_state: CheckpointState
-
-    def axis(self, name: str) -> str:
-        """The value of axis ``name`` as its string."""
-        return str(getattr(self, name))
-
-    def render(self) -> str:
-        return "/".join(self.axis(name) for name in AXES)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from dpone.contracts._state_model import AXES
+from dpone.contracts._axes import AXES
 from dpone.contracts.state import ListedTransition, StateContract
 
 GENERATOR = "dpone docs generate-state-machine-reference"

@@ -16,13 +16,7 @@ from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import Field
 
-from dpone.contracts._axes import (
-    AcknowledgementState,
-    CheckpointState,
-    ExecutionState,
-    RemoteEffect,
-    VerificationState,
-)
+from dpone.contracts._axes import RemoteEffect, StateTuple
 from dpone.contracts._base import Digest, StrictModel
 
 LeaseKindName = Literal["mutation", "observation", "checkpoint", "operator"]
@@ -31,7 +25,13 @@ NonNegative = Annotated[int, Field(ge=0)]
 
 
 class Generation(StrictModel):
-    """The ordered replacement generation: (scheduled_interval_end_utc, correction_revision)."""
+    """The ordered replacement generation of a delivery: (scheduled_interval_end_utc,
+    correction_revision).
+
+    ``scheduled_interval_end_utc`` is UTC midnight of the parent boundary's ``to_date``;
+    ``correction_revision`` comes from the workload. Retries never change either. Sealed
+    payload documents and journal rows carry the same value.
+    """
 
     scheduled_interval_end_utc: dt.datetime
     correction_revision: NonNegative
@@ -84,14 +84,6 @@ class ParentAdmission(StrictModel):
     """The profile's submit attempts; the journal refuses a replay beyond them."""
 
 
-class Axes(StrictModel):
-    execution_state: ExecutionState
-    remote_effect: RemoteEffect
-    acknowledgement_state: AcknowledgementState
-    verification_state: VerificationState
-    checkpoint_state: CheckpointState
-
-
 class ChildOperation(StrictModel):
     """A child operation as the journal holds it now."""
 
@@ -111,7 +103,7 @@ class ChildOperation(StrictModel):
     payload_document_key: str
     """The sealed ``dpone.rest_payload.v1`` document: recovery's authority for the request."""
     state_name: str
-    axes: Axes
+    axes: StateTuple
     revision: NonNegative
     journal_epoch: NonNegative
     attempt_ordinal: NonNegative
@@ -176,7 +168,7 @@ class ChildStanding(StrictModel):
     """How many children of one delivery stand in one state (with one last error code)."""
 
     state_name: str
-    axes: Axes
+    axes: StateTuple
     last_error_code: str | None = None
     without_rows: bool = False
     """No sealed rows and no attempt (see :attr:`ChildOperation.without_rows`)."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 from typing import Any
 
+from dpone.contracts._axes import StateTuple
 from dpone.contracts._names import StateName, Transition
 from dpone.contracts._state_model import (
     SCHEMA_ID,
@@ -25,7 +26,6 @@ from dpone.contracts._state_model import (
     MonotonicField,
     MonotonicRule,
     ReconciliationStep,
-    StateTuple,
     TransitionClass,
     Trigger,
     make_reader,

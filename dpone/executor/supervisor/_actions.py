@@ -27,7 +27,14 @@ AWAITS_FIX_CODES: Final = frozenset({"credential.rejected", "credential.unavaila
 """A child left in RETRY_WAIT with one of these codes waits for an operator's fix (the
 credential), not for time: resuming submits it again only once the cause is fixed."""
 
-ACTIONS: Final[Mapping[str, tuple[str, ...]]] = {
+OperatorAction = Literal[
+    "inspect_evidence", "reconcile_delivery_key", "run_certified_compensation",
+    "query_by_delivery_key", "deliver_new_generation", "fix_credential", "resume_delivery",
+    "inspect_newer_generation", "use_certified_correction_contract", "promote_checkpoint",
+    "poll_receipt", "verify_counters", "wait_for_mutation_lease"]
+"""Every next action the supervisor names (the runbook describes each stop's)."""
+
+ACTIONS: Final[Mapping[str, tuple[OperatorAction, ...]]] = {
     "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN": ("inspect_evidence", "reconcile_delivery_key"),
     "REST_DELIVERY_UNSAFE_RETRY": ("inspect_evidence", "reconcile_delivery_key"),
     "REST_DELIVERY_PARTIALLY_APPLIED": ("inspect_evidence", "reconcile_delivery_key",
@@ -43,7 +50,8 @@ ACTIONS: Final[Mapping[str, tuple[str, ...]]] = {
     "REST_DELIVERY_APPEND_SCOPE_ALREADY_APPLIED": ("inspect_evidence",
                                                    "use_certified_correction_contract"),
 }
-"""What an operator may do after each blocking code."""
+"""What an operator may do after each blocking code: the one table the stop results, ``inspect``
+and the runbook (docs/runbooks/delivery-outcomes.md, checked by tests) take it from."""
 
 
 def submits_empty(plan: RestDeliveryPlan) -> bool:
@@ -61,7 +69,7 @@ def finished(child: ChildOperation | ChildStanding) -> bool:
     return child.axes.checkpoint_state == "PROMOTED" or child.empty_input == "skipped"
 
 
-def allowed_actions(child: ChildOperation | ChildStanding) -> tuple[str, ...]:
+def allowed_actions(child: ChildOperation | ChildStanding) -> tuple[OperatorAction, ...]:
     """The machine-readable next actions for ``child`` as the journal holds it."""
     if finished(child):
         return ()
