@@ -18,7 +18,6 @@ accounted with none rejected is FULLY_APPLIED and checkpoint-eligible.
 from __future__ import annotations
 
 import datetime as dt
-import time
 from collections.abc import Mapping
 from typing import Final
 
@@ -103,11 +102,11 @@ def observe(ctx: RunContext, operation: ChildOperation, sealed: SealedChild, *,
         raise DponeError(code="profile.unsupported_family",
                          message=f"profile {profile.ref} declares no receipt poll")
     backoff = profile.retry.observation
-    deadline = time.monotonic() + profile.timeouts.operation_total_s
+    deadline = ctx.clock.monotonic() + profile.timeouts.operation_total_s
     failures = 0
     while operation.state_name in OBSERVING_STATES:
         pause = ctx.due_in(operation.next_check_after)
-        if (pause > 0 and not wait) or time.monotonic() > deadline:
+        if (pause > 0 and not wait) or ctx.clock.monotonic() > deadline:
             return operation
         ctx.pause(pause)
         with ctx.lease(operation.operation_id, "observation") as lease:
@@ -144,7 +143,7 @@ def _poll_delay(ctx: RunContext, failures: int, outcome: Response | Failure) -> 
     delay = full_jitter_delay(failures - 1, float(backoff.initial_delay_s),
                               float(backoff.max_delay_s), ctx.rng)
     if isinstance(outcome, Response):
-        floor = retry_after_seconds(outcome.headers, dt.datetime.now(dt.UTC))
+        floor = retry_after_seconds(outcome.headers, ctx.clock.now())
         if floor is not None:
             delay = max(delay, floor)
     return delay

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import time
 from collections.abc import Mapping
 from typing import Final, Literal
 
@@ -128,7 +127,7 @@ def submit(ctx: RunContext, operation: ChildOperation,
     """Take a SEALED or RETRY_WAIT child through SUBMITTING to its recorded submit outcome."""
     check_payload(sealed, ctx.artifacts)
     request = outbound_request(ctx.plan, sealed, ctx.artifacts)
-    started = time.monotonic()
+    started = ctx.clock.monotonic()
     replay = False
     with ctx.lease(operation.operation_id, "mutation") as lease:
         while True:
@@ -161,7 +160,7 @@ def submit(ctx: RunContext, operation: ChildOperation,
                     kind = "response_not_recognized"  # proves nothing of the earlier attempt
                 if kind != "throttled":
                     return _record(ctx, operation, lease, kind, values)
-                retry_after = retry_after_seconds(outcome.headers, dt.datetime.now(dt.UTC))
+                retry_after = retry_after_seconds(outcome.headers, ctx.clock.now())
                 if retry_after is not None:
                     values["retry_after_s"] = int(retry_after)
                 stop = _replay_or_stop(ctx, operation, lease, started, retry_after, None, values)
@@ -267,7 +266,7 @@ def _delay(ctx: RunContext, operation: ChildOperation, started: float,
            retry_after: float | None) -> float | BudgetExceeded | None:
     """The next delay inside the submit budget; None once attempts or time are spent."""
     backoff = ctx.plan.profile.snapshot.retry.submit
-    remaining = backoff.budget_s - (time.monotonic() - started)
+    remaining = backoff.budget_s - (ctx.clock.monotonic() - started)
     if operation.attempt_ordinal >= backoff.max_attempts:
         return None
     if retry_after is None and remaining <= 0:
