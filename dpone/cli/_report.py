@@ -27,7 +27,7 @@ def child_row(child: ChildOperation, rows: int | None = None,
         "rows": rows,
         "wire_bytes": wire_bytes,
         "state_name": child.state_name,
-        "axes": child.axes.model_dump(mode="json"),
+        "axes": child.axes.to_document(),
         "attempt_ordinal": child.attempt_ordinal,
         "observation_ordinal": child.observation_ordinal,
         "receipt": {key: receipt[key] for key in RECEIPT_FIELDS

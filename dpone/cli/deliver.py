@@ -26,6 +26,7 @@ from dpone.contracts import DponeError
 from dpone.contracts.journal import DeliveryJournalPort, DeliveryJournalView, ParentOperation
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import SealedTopology
+from dpone.executor.clock import SystemClock
 from dpone.executor.supervisor import (
     check_profile,
     deliver,
@@ -136,7 +137,8 @@ def deliver_command(target: str, registry: Path, interval_start: dt.datetime,
             result: RunResult
             try:
                 result = deliver(plan, topology, journal, store, transport, holder=holder(),
-                                 wait=wait, observer=printer, on_wait=printer.wait)
+                                 wait=wait, clock=SystemClock(), observer=printer,
+                                 on_wait=printer.wait)
             except DponeError as error:
                 parent = _admitted(journal, plan, topology)
                 if parent is None:

@@ -35,6 +35,7 @@ from dpone.cli._report import child_rows, render_table
 from dpone.contracts import ERROR_CATALOG, DponeError
 from dpone.contracts.journal import ChildOperation, ParentOperation
 from dpone.contracts.plan import RestDeliveryPlan
+from dpone.executor.clock import SystemClock
 from dpone.executor.supervisor import (
     allowed_actions,
     check_profile,
@@ -190,8 +191,8 @@ def resume_command(operation_id: str, environment_id: str, journal_url: str, art
             result: RunResult
             try:
                 result = resume(plan, parent_id, sealed, journal, store, transport,
-                                holder=holder(), wait=wait, observer=printer,
-                                on_wait=printer.wait)
+                                holder=holder(), wait=wait, clock=SystemClock(),
+                                observer=printer, on_wait=printer.wait)
             except DponeError as error:
                 # The delivery is admitted: its summary reads the journal, whatever stopped it.
                 result = stopped(error, journal, parent_id)

@@ -21,7 +21,7 @@ from dpone.contracts import (
     RemoteEffect,
     VerificationState,
 )
-from dpone.contracts._state_model import AXES
+from dpone.contracts._axes import AXES
 
 Finding = tuple[str, YamlPath]
 

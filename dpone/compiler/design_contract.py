@@ -28,7 +28,13 @@ from jsonschema.exceptions import ValidationError
 
 from dpone.compiler._design_checks import MODEL_CHECKS, Finding, Model
 from dpone.compiler._yaml import LoadedDocument, YamlPath, load_yaml_bytes, render_path
-from dpone.contracts import ERROR_CATALOG, DponeError, Location, content_digest
+from dpone.contracts import (
+    ERROR_CATALOG,
+    REST_DELIVERY_ERRORS,
+    DponeError,
+    Location,
+    content_digest,
+)
 from dpone.contracts._state_reference import render_reference
 from dpone.contracts.design import COMPILED_RESOURCE, CONTRACT_RESOURCE
 from dpone.contracts.state import StateContract
@@ -39,17 +45,9 @@ SHIPPED_CONTRACT_NAME = f"dpone/contracts/design/{CONTRACT_RESOURCE}"
 COMPILED_CONTRACT_PATH = Path(__file__).resolve().parent.parent / "contracts" / "design" / (
     COMPILED_RESOURCE)
 """Where ``scripts/generate_design_contract.py`` writes the compiled contract (review the diff)."""
-# Spec "CLI and recovery": the stable REST_DELIVERY_* codes. The specification is not shipped,
-# so its list is restated here and compared with the contract and the package as exact sets.
-SPEC_ERROR_CODES: frozenset[str] = frozenset({
-    "REST_DELIVERY_INTENT_CONFLICT", "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN",
-    "REST_DELIVERY_PARTIALLY_APPLIED", "REST_DELIVERY_UNSAFE_RETRY",
-    "REST_DELIVERY_SCOPE_EXCEEDS_LIMIT", "REST_DELIVERY_COUNT_MISMATCH",
-    "REST_DELIVERY_RECEIPT_EXPIRED", "REST_DELIVERY_PROTOCOL_UNKNOWN",
-    "REST_DELIVERY_STALE_GENERATION", "REST_DELIVERY_OVERLAPPING_EFFECT_IN_FLIGHT",
-    "REST_DELIVERY_RETRY_AFTER_EXCEEDS_BUDGET", "REST_DELIVERY_APPEND_SCOPE_ALREADY_APPLIED",
-    "REST_DELIVERY_JOURNAL_EPOCH_BLOCKED",
-})
+SPEC_ERROR_CODES: frozenset[str] = frozenset(spec.code for spec in REST_DELIVERY_ERRORS)
+"""Spec "CLI and recovery": the stable REST_DELIVERY_* codes, as the runtime catalog holds them
+(generated from the shipped contract). A contract file under check must list exactly these."""
 _CODE_RE = re.compile(r"\bREST_DELIVERY_[A-Z][A-Z_]*\b")
 _METADATA = ("exit_class", "retryability", "operator_action", "severity", "evidence")
 
@@ -220,28 +218,32 @@ def _python_literals(text: str) -> list[str]:
     return out
 
 
-def _catalog_findings(data: dict[str, Any], scan_package: bool) -> Iterator[Finding]:
+def _catalog_findings(data: dict[str, Any], scan_package: bool,
+                      against_runtime: bool) -> Iterator[Finding]:
+    """The catalog's own consistency; ``against_runtime`` also compares it with the runtime
+    catalog (off only while the runtime catalog is being generated from this contract)."""
     entries = {e["code"]: (i, e) for i, e in enumerate(data["error_catalog"])}
     if len(entries) != len(data["error_catalog"]):
         yield "a code is listed twice in error_catalog", ("error_catalog",)
-    for code in sorted(SPEC_ERROR_CODES - set(entries)):
-        yield f"stable error code {code} of the specification is missing", ("error_catalog",)
-    for code in sorted(set(entries) - SPEC_ERROR_CODES):
-        yield (f"{code} is not a stable error code of the specification",
-               ("error_catalog", entries[code][0], "code"))
+    if against_runtime:
+        for code in sorted(SPEC_ERROR_CODES - set(entries)):
+            yield f"stable error code {code} of the specification is missing", ("error_catalog",)
+        for code in sorted(set(entries) - SPEC_ERROR_CODES):
+            yield (f"{code} is not a stable error code of the specification",
+                   ("error_catalog", entries[code][0], "code"))
     stable = data["stable_error_codes"]
     if set(stable) != set(entries):
         yield (f"stable_error_codes differs from error_catalog: "
                f"{sorted(set(stable) ^ set(entries))}", ("stable_error_codes",))
     for code, (i, entry) in sorted(entries.items()):
-        spec = ERROR_CATALOG.get(code)
+        spec = ERROR_CATALOG.get(code) if against_runtime else None
         for key in _METADATA:
             if key not in entry or str(entry[key]).strip() == "":
                 yield f"{code}: metadata field {key!r} is missing", ("error_catalog", i)
             elif spec is not None and entry[key] != _runtime_value(spec, key):
                 yield (f"{code}: {key} is {entry[key]!r}; the runtime catalog says "
                        f"{_runtime_value(spec, key)!r}", ("error_catalog", i, key))
-        if spec is None:
+        if spec is None and against_runtime:
             yield f"{code} is not in the runtime error catalog", ("error_catalog", i, "code")
     for path, code in _contract_code_refs(data):
         if code not in entries:
@@ -273,8 +275,14 @@ def _runtime_findings(data: dict[str, Any]) -> Iterator[Finding]:
         yield exc.message, ()
 
 
-def check_contract(raw: bytes, file: str, *, scan_package: bool = True) -> DesignReport:
-    """Load and check one contract; raises ``DponeError`` only when it cannot be loaded."""
+def check_contract(raw: bytes, file: str, *, scan_package: bool = True,
+                   against_runtime: bool = True) -> DesignReport:
+    """Load and check one contract; raises ``DponeError`` only when it cannot be loaded.
+
+    ``against_runtime=False`` skips the comparisons with the runtime (its error catalog and the
+    typed names the guard parses with), which is generated from the shipped contract
+    (``dpone.compiler.design_names``).
+    """
     doc = load_yaml_bytes(raw, file)
     schema = _outcome(doc, "schema", "Draft 2020-12 JSON Schema", _schema_findings(doc.data))
     if schema.status == "FAIL":  # a schema-invalid mapping is not checked further
@@ -284,8 +292,10 @@ def check_contract(raw: bytes, file: str, *, scan_package: bool = True) -> Desig
         model = Model(doc.data)
         checks = [schema,
                   *(_outcome(doc, cid, title, run(model)) for cid, title, run in MODEL_CHECKS),
-                  _outcome(doc, *_CATALOG, _catalog_findings(doc.data, scan_package)),
-                  _outcome(doc, *_RUNTIME, _runtime_findings(doc.data))]
+                  _outcome(doc, *_CATALOG,
+                           _catalog_findings(doc.data, scan_package, against_runtime)),
+                  _outcome(doc, *_RUNTIME, _runtime_findings(doc.data)) if against_runtime
+                  else CheckOutcome(*_RUNTIME, "SKIPPED")]
     return DesignReport(file=file, digest=content_digest(raw), checks=tuple(checks),
                         data=doc.data)
 
@@ -305,9 +315,14 @@ def check_shipped_contract() -> DesignReport:
 
 
 @functools.cache
-def _validated_shipped_data() -> dict[str, Any]:
-    """The shipped YAML contract's document once every check passed (once per process)."""
-    report = check_contract(shipped_contract_bytes(), SHIPPED_CONTRACT_NAME, scan_package=False)
+def validated_shipped_document() -> dict[str, Any]:
+    """The shipped YAML contract's document once every check passed (once per process).
+
+    It is the source of every generated form (the compiled JSON, the typed names, the runtime
+    error catalog), so it is not compared with the runtime catalog generated from it.
+    """
+    report = check_contract(shipped_contract_bytes(), SHIPPED_CONTRACT_NAME, scan_package=False,
+                            against_runtime=False)
     error = report.error
     if error is not None:
         raise error
@@ -317,7 +332,7 @@ def _validated_shipped_data() -> dict[str, Any]:
 def render_compiled_contract() -> str:
     """The compiled form of the shipped contract: its validated document as JSON, in the YAML's
     order (``dpone.contracts.design.COMPILED_RESOURCE``, loaded by the runtime)."""
-    return json.dumps(_validated_shipped_data(), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(validated_shipped_document(), indent=2, ensure_ascii=False) + "\n"
 
 
 def write_compiled_contract(path: Path = COMPILED_CONTRACT_PATH) -> Path:
@@ -340,7 +355,7 @@ def render_text(report: DesignReport) -> str:
 
 def render_state_machine_reference() -> str:
     """The Markdown reference page of the shipped contract."""
-    return render_reference(StateContract.from_document(_validated_shipped_data()),
+    return render_reference(StateContract.from_document(validated_shipped_document()),
                             contract_digest=content_digest(shipped_contract_bytes()))
 
 
@@ -361,5 +376,6 @@ __all__ = [
     "render_state_machine_reference",
     "render_text",
     "shipped_contract_bytes",
+    "validated_shipped_document",
     "write_compiled_contract",
 ]

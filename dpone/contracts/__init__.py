@@ -8,6 +8,7 @@ from dpone.contracts._axes import (
     CheckpointState,
     ExecutionState,
     RemoteEffect,
+    StateTuple,
     VerificationState,
 )
 from dpone.contracts._base import Digest, Name, StrictModel, canonical_json, content_digest
@@ -17,7 +18,7 @@ from dpone.contracts._errors import (
     REST_DELIVERY_ERRORS,
     DponeError,
     ErrorSpec,
-    Evidence,
+    EvidenceRetention,
     ExitClass,
     Location,
     Retryability,
@@ -33,7 +34,7 @@ __all__ = [
     "Digest",
     "DponeError",
     "ErrorSpec",
-    "Evidence",
+    "EvidenceRetention",
     "ExecutionState",
     "ExitClass",
     "Location",
@@ -41,6 +42,7 @@ __all__ = [
     "RemoteEffect",
     "Retryability",
     "Severity",
+    "StateTuple",
     "StrictModel",
     "VerificationState",
     "canonical_json",

@@ -2,7 +2,8 @@
 
 Every failure a user can see has a stable code with an exit class, a retryability axis, the
 operator action, a severity and the evidence it leaves. The ``REST_DELIVERY_*`` codes are the
-specification's runtime catalog; the dotted lower-case codes are compile and load errors.
+specification's runtime catalog, generated from the design contract's ``error_catalog``
+(``_catalog.py``); the dotted lower-case codes are compile, load and runtime errors kept here.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
 from typing import Any
+
+from dpone.contracts._catalog import STABLE_ERROR_ROWS
 
 
 class ExitClass(IntEnum):
@@ -38,7 +41,9 @@ class Severity(StrEnum):
     CRITICAL = "critical"
 
 
-class Evidence(StrEnum):
+class EvidenceRetention(StrEnum):
+    """What evidence a stop with this code leaves for the operator (``ErrorSpec.evidence``)."""
+
     NONE = "none"
     OPERATION = "operation"
     RECONCILIATION = "reconciliation"
@@ -52,7 +57,7 @@ class ErrorSpec:
     retryability: Retryability
     operator_action: str
     severity: Severity
-    evidence: Evidence
+    evidence: EvidenceRetention
 
     @property
     def exit_code(self) -> int:
@@ -60,47 +65,16 @@ class ErrorSpec:
         return int(self.exit_class)
 
 
-def _rd(
-    code: str, exit_class: int, retry: Retryability, action: str, severity: Severity, ev: Evidence
-) -> ErrorSpec:
-    return ErrorSpec(code, ExitClass(exit_class), retry, action, severity, ev)
-
-
 _R = Retryability
 _S = Severity
-_E = Evidence
+_E = EvidenceRetention
 
-REST_DELIVERY_ERRORS: tuple[ErrorSpec, ...] = (
-    _rd("REST_DELIVERY_INTENT_CONFLICT", 2, _R.NEVER,
-        "Correct intent or create an explicit governed generation.", _S.WARNING, _E.OPERATION),
-    _rd("REST_DELIVERY_REMOTE_EFFECT_UNKNOWN", 4, _R.RECONCILIATION_ONLY,
-        "Inspect immutable evidence and reconcile.", _S.CRITICAL, _E.RECONCILIATION),
-    _rd("REST_DELIVERY_PARTIALLY_APPLIED", 4, _R.COMPENSATION_OR_RECONCILIATION_ONLY,
-        "Reconcile or run the certified compensation contract.", _S.CRITICAL, _E.RECONCILIATION),
-    _rd("REST_DELIVERY_UNSAFE_RETRY", 4, _R.NEVER,
-        "Reconcile the delivery key before any resend.", _S.CRITICAL, _E.RECONCILIATION),
-    _rd("REST_DELIVERY_SCOPE_EXCEEDS_LIMIT", 2, _R.NEVER,
-        "Shrink the scope or change the certified receiver atomicity contract.",
-        _S.WARNING, _E.OPERATION),
-    _rd("REST_DELIVERY_COUNT_MISMATCH", 4, _R.RECONCILIATION_ONLY,
-        "Inspect receiver counts and reconcile effect.", _S.CRITICAL, _E.RECONCILIATION),
-    _rd("REST_DELIVERY_RECEIPT_EXPIRED", 4, _R.RECONCILIATION_ONLY,
-        "Query by delivery key when certified or reconcile manually.",
-        _S.WARNING, _E.RECONCILIATION),
-    _rd("REST_DELIVERY_PROTOCOL_UNKNOWN", 4, _R.RECONCILIATION_ONLY,
-        "Inspect protocol evidence and reconcile.", _S.CRITICAL, _E.RECONCILIATION),
-    _rd("REST_DELIVERY_STALE_GENERATION", 2, _R.NEVER,
-        "Inspect the newer overlapping generation.", _S.WARNING, _E.OPERATION),
-    _rd("REST_DELIVERY_OVERLAPPING_EFFECT_IN_FLIGHT", 4, _R.OBSERVATION_OR_RECONCILIATION_ONLY,
-        "Resolve or observe the older overlap.", _S.WARNING, _E.RECONCILIATION),
-    _rd("REST_DELIVERY_RETRY_AFTER_EXCEEDS_BUDGET", 4, _R.BLOCKED,
-        "Extend the governed budget or wait for the server window.", _S.WARNING, _E.OPERATION),
-    _rd("REST_DELIVERY_APPEND_SCOPE_ALREADY_APPLIED", 2, _R.NEVER,
-        "Use an explicitly certified correction contract.", _S.WARNING, _E.EFFECT_TOMBSTONE),
-    _rd("REST_DELIVERY_JOURNAL_EPOCH_BLOCKED", 4, _R.RECONCILIATION_ONLY,
-        "Complete restore reconciliation and approve the new epoch.",
-        _S.CRITICAL, _E.RECONCILIATION),
+REST_DELIVERY_ERRORS: tuple[ErrorSpec, ...] = tuple(
+    ErrorSpec(code, ExitClass(exit_class), Retryability(retry), action, Severity(severity),
+              EvidenceRetention(evidence))
+    for code, exit_class, retry, action, severity, evidence in STABLE_ERROR_ROWS
 )
+"""The specification's stable codes, as the design contract's ``error_catalog`` lists them."""
 
 
 def _ce(code: str, action: str, exit_class: int = 2, retry: Retryability | None = None) -> ErrorSpec:

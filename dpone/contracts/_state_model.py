@@ -12,48 +12,18 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from dpone.contracts._axes import (
+    AXES,
     AcknowledgementState,
     CheckpointState,
     ExecutionState,
     RemoteEffect,
+    StateTuple,
     VerificationState,
 )
 from dpone.contracts._errors import DponeError, Location
+from dpone.contracts._terms import LeaseKind, TriggerKind
 
 SCHEMA_ID = "dpone.rest-bulk-delivery-design.v1"
-
-AXES: tuple[str, ...] = (
-    "execution_state",
-    "remote_effect",
-    "acknowledgement_state",
-    "verification_state",
-    "checkpoint_state",
-)
-
-
-class LeaseKind(StrEnum):
-    """The lease a transition is performed under (spec "Lease separation")."""
-
-    MUTATION = "mutation"
-    OBSERVATION = "observation"
-    CHECKPOINT = "checkpoint"
-    OPERATOR = "operator"
-
-
-class TriggerKind(StrEnum):
-    """The kind of evidence that triggers a transition."""
-
-    ADMISSION = "admission"
-    INTERNAL = "internal"
-    TRANSPORT = "transport"
-    SUBMIT_RESPONSE = "submit_response"
-    OBSERVATION = "observation"
-    VERIFICATION = "verification"
-    TIMER = "timer"
-    BUDGET = "budget"
-    LEASE_EXPIRY = "lease_expiry"
-    CHECKPOINT = "checkpoint"
-    OPERATOR_RECONCILIATION = "operator_reconciliation"
 
 
 class TransitionClass(StrEnum):
@@ -74,32 +44,18 @@ class MonotonicRule(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class StateTuple:
-    """One point of the five-axis outcome model."""
-
-    execution_state: ExecutionState
-    remote_effect: RemoteEffect
-    acknowledgement_state: AcknowledgementState
-    verification_state: VerificationState
-    checkpoint_state: CheckpointState
-
-    def axis(self, name: str) -> str:
-        """The value of axis ``name`` as its string."""
-        return str(getattr(self, name))
-
-    def render(self) -> str:
-        return "/".join(self.axis(name) for name in AXES)
-
-
-@dataclass(frozen=True, slots=True)
 class Trigger:
     kind: TriggerKind
     evidence: str
 
 
 @dataclass(frozen=True, slots=True)
-class Transition:
-    """A listed transition with its guard facts and CAS preconditions."""
+class ListedTransition:
+    """The contract's entry for one transition: its guard facts and CAS preconditions.
+
+    ``id`` is a :class:`~dpone.contracts._names.Transition` value; it stays a string here so a
+    contract file under check may list ids the generated symbols do not know yet.
+    """
 
     id: str
     transition_class: TransitionClass
@@ -208,7 +164,7 @@ def parse_state(reader: _Reader, obj: Any, path: str) -> StateTuple:
     )
 
 
-def parse_transition(reader: _Reader, obj: Any, path: str, cls: TransitionClass) -> Transition:
+def parse_transition(reader: _Reader, obj: Any, path: str, cls: TransitionClass) -> ListedTransition:
     trigger = reader.get(obj, "trigger", path)
     cas = reader.get(obj, "cas", path)
     flags = {key: reader.get(cas, key, f"{path}.cas") for key in ("expected_revision",
@@ -217,7 +173,7 @@ def parse_transition(reader: _Reader, obj: Any, path: str, cls: TransitionClass)
         raise reader.fail(f"{path}.cas", "expected_revision and journal_epoch are booleans")
     step = obj.get("reconciliation") if isinstance(obj, Mapping) else None
     continuation = obj.get("continuation") if isinstance(obj, Mapping) else None
-    return Transition(
+    return ListedTransition(
         id=reader.text(obj, "id", path),
         transition_class=cls,
         source=reader.text(obj, "from", path),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from dpone.contracts._state_model import AXES
-from dpone.contracts.state import StateContract, Transition
+from dpone.contracts._axes import AXES
+from dpone.contracts.state import ListedTransition, StateContract
 
 GENERATOR = "dpone docs generate-state-machine-reference"
 
@@ -23,7 +23,7 @@ def _codes(codes: Sequence[str]) -> str:
     return ", ".join(f"`{c}`" for c in codes) or "-"
 
 
-def _transition_rows(transitions: Iterable[Transition]) -> list[list[str]]:
+def _transition_rows(transitions: Iterable[ListedTransition]) -> list[list[str]]:
     return [
         [f"`{t.id}`", f"`{t.source}`", f"`{t.target}`",
          f"{t.trigger.kind}: `{t.trigger.evidence}`", t.guard,

@@ -11,19 +11,18 @@ Errors are ``DponeError`` with catalog codes (``REST_DELIVERY_*`` for the spec's
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from dpone.contracts._axes import (
-    AcknowledgementState,
-    CheckpointState,
-    ExecutionState,
-    RemoteEffect,
-    VerificationState,
-)
+from dpone.contracts._axes import RemoteEffect, StateTuple
 from dpone.contracts._base import Digest, StrictModel
+from dpone.contracts.ports import DeliveryJournalPort, DeliveryJournalView
+
+__all__ = [  # the journal's ports are declared with every other port in dpone.contracts.ports
+    "DeliveryJournalPort",
+    "DeliveryJournalView",
+]
 
 LeaseKindName = Literal["mutation", "observation", "checkpoint", "operator"]
 MutationGate = Literal["OPEN", "BLOCKED"]
@@ -31,7 +30,13 @@ NonNegative = Annotated[int, Field(ge=0)]
 
 
 class Generation(StrictModel):
-    """The ordered replacement generation: (scheduled_interval_end_utc, correction_revision)."""
+    """The ordered replacement generation of a delivery: (scheduled_interval_end_utc,
+    correction_revision).
+
+    ``scheduled_interval_end_utc`` is UTC midnight of the parent boundary's ``to_date``;
+    ``correction_revision`` comes from the workload. Retries never change either. Sealed
+    payload documents and journal rows carry the same value.
+    """
 
     scheduled_interval_end_utc: dt.datetime
     correction_revision: NonNegative
@@ -84,14 +89,6 @@ class ParentAdmission(StrictModel):
     """The profile's submit attempts; the journal refuses a replay beyond them."""
 
 
-class Axes(StrictModel):
-    execution_state: ExecutionState
-    remote_effect: RemoteEffect
-    acknowledgement_state: AcknowledgementState
-    verification_state: VerificationState
-    checkpoint_state: CheckpointState
-
-
 class ChildOperation(StrictModel):
     """A child operation as the journal holds it now."""
 
@@ -111,7 +108,7 @@ class ChildOperation(StrictModel):
     payload_document_key: str
     """The sealed ``dpone.rest_payload.v1`` document: recovery's authority for the request."""
     state_name: str
-    axes: Axes
+    axes: StateTuple
     revision: NonNegative
     journal_epoch: NonNegative
     attempt_ordinal: NonNegative
@@ -176,7 +173,7 @@ class ChildStanding(StrictModel):
     """How many children of one delivery stand in one state (with one last error code)."""
 
     state_name: str
-    axes: Axes
+    axes: StateTuple
     last_error_code: str | None = None
     without_rows: bool = False
     """No sealed rows and no attempt (see :attr:`ChildOperation.without_rows`)."""
@@ -248,68 +245,3 @@ class TransitionRequest(StrictModel):
     next_check_after: dt.datetime | None = None
     error_code: str | None = None
     observation: dict[str, Any] | None = None
-
-
-class DeliveryJournalView(Protocol):
-    """Read-only access: inspection, the Airflow trigger, operators."""
-
-    def load_parent(self, parent_id: str) -> ParentOperation: ...
-
-    def find_parent(self, tenancy: Tenancy, parent_plan_digest: str) -> ParentOperation | None: ...
-
-    def get_child(self, operation_id: str) -> ChildOperation: ...
-
-    def list_attempts(self, operation_id: str) -> Sequence[Mapping[str, Any]]: ...
-
-    def list_observations(self, operation_id: str) -> Sequence[Mapping[str, Any]]: ...
-
-    def list_deliveries(self, limit: int) -> Sequence[DeliverySummary]:
-        """The newest ``limit`` deliveries of this journal's environment, newest admission
-        first, each with its children grouped by state (one read, never a migration)."""
-        ...
-
-    def journal_epoch(self, environment_id: str) -> int: ...
-
-    def mutation_gate(self, environment_id: str) -> MutationGate: ...
-
-    def now(self) -> dt.datetime:
-        """The journal's database clock (aware UTC), never the worker clock.
-
-        Due times the journal compares with its own clock (``next_check_after``) are computed
-        from this value.
-        """
-        ...
-
-
-class DeliveryJournalPort(DeliveryJournalView, Protocol):
-    """Admission, transitions, leases, the pre-submit critical transaction and checkpointing."""
-
-    def admit_parent(self, request: ParentAdmission) -> AdmissionResult: ...
-
-    def acquire_lease(self, operation_id: str, kind: LeaseKindName, holder: str,
-                      ttl_seconds: int) -> Lease: ...
-
-    def release_lease(self, lease: Lease) -> None: ...
-
-    def plan_attempt(self, operation_id: str, lease: Lease) -> AttemptPlan: ...
-
-    def enter_submitting(self, attempt: AttemptPlan, marker_digest: str, lease: Lease,
-                         expected_revision: int, *, fenced_replay: bool = False
-                         ) -> ChildOperation:
-        """The one critical SUBMITTING transaction for a planned, marker-bound attempt.
-
-        ``fenced_replay=False`` enters from ``sealed`` (``sealed_submit``) or ``retry_wait``
-        (``retry_wait_due``). ``fenced_replay=True`` asserts that the plan's mutation fence is
-        certified in this environment and the replay budget remains: it re-enters from
-        ``submitting`` (``submitting_fenced_replay``) or ``submitting_fenced_replay``
-        (``replay_again``), only under the mutation lease that entered the latest attempt,
-        recording that attempt's outcome and releasing its reservation in the same transaction.
-        """
-        ...
-
-    def transition(self, request: TransitionRequest, lease: Lease) -> ChildOperation: ...
-
-    def promote_frontier(self, parent_id: str, lease: Lease) -> int: ...
-
-    def set_mutation_gate(self, environment_id: str, gate: MutationGate, *, epoch: int,
-                          actor: str, reason: str) -> None: ...

@@ -1,11 +1,43 @@
-"""Capability ports (typing.Protocol): the runtime sees storage and I/O only through these."""
+"""Capability ports (``typing.Protocol``): the runtime sees storage, the network, credentials and
+time only through these, one per capability, read separated from write.
+
+* :class:`ImmutableArtifactPort`: create-if-absent, digest-verified object storage;
+* :class:`DeliveryJournalView` (read-only: inspection, the trigger, operators) and
+  :class:`DeliveryJournalPort` (admission, guarded transitions, leases, checkpointing);
+* :class:`RestTransportPort`: one request to the bound receiver, a tagged outcome back;
+* :class:`CredentialResolver`: a binding's ``credential_ref`` to an unprintable credential;
+* :class:`Clock`: the worker's monotonic and wall clocks and its sleep.
+
+Adapters live in ``dpone.artifacts``, ``dpone.journal`` and ``dpone.executor``; each proves its
+conformance to mypy (``_: Port = Adapter(...)``). Composition roots (the CLI) build them and pass
+them in.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import Protocol
+import datetime as dt
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dpone.contracts._base import Digest, StrictModel
+
+if TYPE_CHECKING:
+    from dpone.contracts.binding import ConnectionBinding
+    from dpone.contracts.journal import (
+        AdmissionResult,
+        AttemptPlan,
+        ChildOperation,
+        DeliverySummary,
+        Lease,
+        LeaseKindName,
+        MutationGate,
+        ParentAdmission,
+        ParentOperation,
+        Tenancy,
+        TransitionRequest,
+    )
+    from dpone.contracts.secret import Credential
+    from dpone.contracts.transport import OutboundRequest, TransportOutcome
 
 
 class ArtifactRef(StrictModel):
@@ -33,3 +65,101 @@ class ImmutableArtifactPort(Protocol):
     def open_stream(self, key: str, chunk_size: int = 1 << 20) -> Iterator[bytes]: ...
 
     def stat(self, key: str) -> ArtifactRef | None: ...
+
+
+class DeliveryJournalView(Protocol):
+    """Read-only access: inspection, the Airflow trigger, operators."""
+
+    def load_parent(self, parent_id: str) -> ParentOperation: ...
+
+    def find_parent(self, tenancy: Tenancy, parent_plan_digest: str) -> ParentOperation | None: ...
+
+    def get_child(self, operation_id: str) -> ChildOperation: ...
+
+    def list_attempts(self, operation_id: str) -> Sequence[Mapping[str, Any]]: ...
+
+    def list_observations(self, operation_id: str) -> Sequence[Mapping[str, Any]]: ...
+
+    def list_deliveries(self, limit: int) -> Sequence[DeliverySummary]:
+        """The newest ``limit`` deliveries of this journal's environment, newest admission
+        first, each with its children grouped by state (one read, never a migration)."""
+        ...
+
+    def journal_epoch(self, environment_id: str) -> int: ...
+
+    def mutation_gate(self, environment_id: str) -> MutationGate: ...
+
+    def now(self) -> dt.datetime:
+        """The journal's database clock (aware UTC), never the worker clock.
+
+        Due times the journal compares with its own clock (``next_check_after``) are computed
+        from this value.
+        """
+        ...
+
+
+class DeliveryJournalPort(DeliveryJournalView, Protocol):
+    """Admission, transitions, leases, the pre-submit critical transaction and checkpointing."""
+
+    def admit_parent(self, request: ParentAdmission) -> AdmissionResult: ...
+
+    def acquire_lease(self, operation_id: str, kind: LeaseKindName, holder: str,
+                      ttl_seconds: int) -> Lease: ...
+
+    def release_lease(self, lease: Lease) -> None: ...
+
+    def plan_attempt(self, operation_id: str, lease: Lease) -> AttemptPlan: ...
+
+    def enter_submitting(self, attempt: AttemptPlan, marker_digest: str, lease: Lease,
+                         expected_revision: int, *, fenced_replay: bool = False
+                         ) -> ChildOperation:
+        """The one critical SUBMITTING transaction for a planned, marker-bound attempt.
+
+        ``fenced_replay=False`` enters from ``sealed`` (``sealed_submit``) or ``retry_wait``
+        (``retry_wait_due``). ``fenced_replay=True`` asserts that the plan's mutation fence is
+        certified in this environment and the replay budget remains: it re-enters from
+        ``submitting`` (``submitting_fenced_replay``) or ``submitting_fenced_replay``
+        (``replay_again``), only under the mutation lease that entered the latest attempt,
+        recording that attempt's outcome and releasing its reservation in the same transaction.
+        """
+        ...
+
+    def transition(self, request: TransitionRequest, lease: Lease) -> ChildOperation: ...
+
+    def promote_frontier(self, parent_id: str, lease: Lease) -> int: ...
+
+    def set_mutation_gate(self, environment_id: str, gate: MutationGate, *, epoch: int,
+                          actor: str, reason: str) -> None: ...
+
+
+class RestTransportPort(Protocol):
+    """Send one request to the bound receiver; never raises for network outcomes."""
+
+    def send(self, request: OutboundRequest) -> TransportOutcome: ...
+
+    def close(self) -> None: ...
+
+
+class CredentialResolver(Protocol):
+    """Turn a binding into the credential its auth provider needs, or refuse
+    (``credential.unavailable``); the value never leaves the process."""
+
+    def resolve(self, binding: ConnectionBinding) -> Credential: ...
+
+
+class Clock(Protocol):
+    """The worker's clocks: elapsed time for budgets, wall time for what it reports, and sleep.
+
+    Due times the journal compares with its own clock come from the journal (``now`` of the
+    journal ports), never from here.
+    """
+
+    def monotonic(self) -> float:
+        """Seconds on a clock that never goes back (only differences mean anything)."""
+        ...
+
+    def now(self) -> dt.datetime:
+        """The wall clock, aware UTC."""
+        ...
+
+    def sleep(self, seconds: float) -> None: ...

@@ -16,22 +16,12 @@ from pydantic import Field
 
 from dpone.contracts._base import Digest, StrictModel, canonical_json
 from dpone.contracts.children import ByteCount, ChildDescriptor, CoverageProof, RowIndex
+from dpone.contracts.journal import Generation
 from dpone.contracts.ports import ArtifactRef
 from dpone.contracts.profile import Codec, PayloadFormat
 
 PAYLOAD_SCHEMA_ID: Final = "dpone.rest_payload.v1"
 PAYLOAD_KEY_PREFIX: Final = "payloads/sha256/"
-
-
-class Generation(StrictModel):
-    """The explicit generation of a delivery: the scheduled interval end and the revision.
-
-    ``scheduled_interval_end_utc`` is UTC midnight of the parent boundary's ``to_date``;
-    ``correction_revision`` comes from the workload. Retries never change either.
-    """
-
-    scheduled_interval_end_utc: dt.datetime
-    correction_revision: Annotated[int, Field(ge=0)]
 
 
 class ChildIdentities(StrictModel):

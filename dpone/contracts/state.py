@@ -16,19 +16,18 @@ from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 from typing import Any
 
+from dpone.contracts._axes import StateTuple
+from dpone.contracts._names import StateName, Transition
 from dpone.contracts._state_model import (
     SCHEMA_ID,
     FailureRow,
     ForbiddenCombination,
-    LeaseKind,
+    ListedTransition,
     MonotonicField,
     MonotonicRule,
     ReconciliationStep,
-    StateTuple,
-    Transition,
     TransitionClass,
     Trigger,
-    TriggerKind,
     make_reader,
     parse_failure_row,
     parse_forbidden,
@@ -36,15 +35,19 @@ from dpone.contracts._state_model import (
     parse_state,
     parse_transition,
 )
+from dpone.contracts._terms import EvidenceName, Fact, LeaseKind, TriggerKind
 
 __all__ = [
     "SCHEMA_ID",
     "Counters",
     "Evidence",
+    "EvidenceName",
+    "Fact",
     "FailureRow",
     "ForbiddenCombination",
     "IllegalTransition",
     "LeaseKind",
+    "ListedTransition",
     "MonotonicField",
     "MonotonicRule",
     "MonotonicityViolation",
@@ -52,6 +55,7 @@ __all__ = [
     "RefusalReason",
     "RevisionConflict",
     "StateContract",
+    "StateName",
     "StateTuple",
     "Transition",
     "TransitionClass",
@@ -112,7 +116,7 @@ class Evidence:
     evidence_digest: str | None = None
 
     @classmethod
-    def listed(cls, transition: Transition, facts: Collection[str] = (), *,
+    def listed(cls, transition: ListedTransition, facts: Collection[str] = (), *,
                reconciliation_id: str | None = None,
                evidence_digest: str | None = None) -> Evidence:
         """The trigger and evidence name the contract lists for ``transition``, with the facts
@@ -126,7 +130,7 @@ class Evidence:
 class TransitionDecision:
     """An admitted transition: the journal applies ``target`` with revision + 1."""
 
-    transition: Transition
+    transition: ListedTransition
     source: StateTuple
     target: StateTuple
 
@@ -179,7 +183,7 @@ class StateContract:
     """The legal tuples and transitions of ``dpone.rest-bulk-delivery-design.v1``."""
 
     tuples: Mapping[str, StateTuple]
-    transitions: Mapping[str, Transition]
+    transitions: Mapping[str, ListedTransition]
     initial: str
     terminal: frozenset[str]
     forbidden: tuple[ForbiddenCombination, ...]
@@ -187,7 +191,7 @@ class StateContract:
     failure_mapping: tuple[FailureRow, ...]
     continuation_kinds: tuple[str, ...]
     _names: Mapping[StateTuple, str] = field(repr=False, compare=False)
-    _outgoing: Mapping[str, tuple[Transition, ...]] = field(repr=False, compare=False)
+    _outgoing: Mapping[str, tuple[ListedTransition, ...]] = field(repr=False, compare=False)
 
     @classmethod
     def from_document(cls, data: Mapping[str, Any]) -> StateContract:
@@ -205,7 +209,7 @@ class StateContract:
         names = {state: name for name, state in tuples.items()}
         if len(names) != len(tuples):
             raise reader.fail("legal_tuples", "two names denote the same tuple")
-        transitions: dict[str, Transition] = {}
+        transitions: dict[str, ListedTransition] = {}
         for key, cls_ in (("automatic_transitions", TransitionClass.AUTOMATIC),
                           ("operator_transitions", TransitionClass.OPERATOR)):
             for i, obj in enumerate(reader.items(data, key, "<root>")):
@@ -226,7 +230,7 @@ class StateContract:
         if {m.name for m in monotonic} != set(Counters.field_names()):
             raise reader.fail("monotonic_fields", "must list exactly the fields of Counters: "
                               + ", ".join(Counters.field_names()))
-        outgoing: dict[str, list[Transition]] = {name: [] for name in tuples}
+        outgoing: dict[str, list[ListedTransition]] = {name: [] for name in tuples}
         for transition in transitions.values():
             outgoing[transition.source].append(transition)
         return cls(
@@ -258,7 +262,7 @@ class StateContract:
     def is_terminal(self, state: StateTuple) -> bool:
         return self._names.get(state) in self.terminal
 
-    def outgoing(self, state: StateTuple | str) -> tuple[Transition, ...]:
+    def outgoing(self, state: StateTuple | str) -> tuple[ListedTransition, ...]:
         name = state if isinstance(state, str) else self._names.get(state)
         return self._outgoing.get(name, ()) if name is not None else ()
 
@@ -272,7 +276,7 @@ class TransitionGuard:
     def __init__(self, contract: StateContract) -> None:
         self.contract = contract
 
-    def listed(self, transition_id: str) -> Transition:
+    def listed(self, transition_id: str) -> ListedTransition:
         """The contract's entry for ``transition_id``; an unlisted id is refused."""
         transition = self.contract.transitions.get(transition_id)
         if transition is None:
@@ -318,7 +322,7 @@ class TransitionGuard:
                                   target=self.contract.tuples[transition.target])
 
     @staticmethod
-    def _check_listed(transition: Transition, source: str, lease_kind: LeaseKind,
+    def _check_listed(transition: ListedTransition, source: str, lease_kind: LeaseKind,
                       evidence: Evidence) -> None:
         tid = transition.id
         if transition.source != source:
@@ -339,7 +343,7 @@ class TransitionGuard:
                                     message="guard facts not proven: " + ", ".join(missing))
 
     @staticmethod
-    def _check_reconciliation(transition: Transition, evidence: Evidence,
+    def _check_reconciliation(transition: ListedTransition, evidence: Evidence,
                               prior_ids: Collection[str], prior_digests: Collection[str]) -> None:
         step, tid = transition.reconciliation, transition.id
         if step is None:

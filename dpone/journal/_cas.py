@@ -27,9 +27,6 @@ from dpone.contracts.state import (
 from dpone.journal._rows import ChildRow
 from dpone.journal._unit import UnitOfWork
 
-AXIS_COLUMNS = ("execution_state", "remote_effect", "acknowledgement_state",
-                "verification_state", "checkpoint_state")
-
 
 class GuardedRow(Protocol):
     """What the guard reads of an operation: its id, stored tuple and revision."""
@@ -45,8 +42,8 @@ class GuardedRow(Protocol):
 
 
 def axis_values(state: StateTuple) -> dict[str, str]:
-    """The axes as plain strings, keyed by column name."""
-    return {name: state.axis(name) for name in AXIS_COLUMNS}
+    """The axes as plain strings, keyed by column name (the columns are named as the axes)."""
+    return state.to_document()
 
 
 def refusal_error(refusal: TransitionRefused, operation_id: str | None) -> DponeError:

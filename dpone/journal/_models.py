@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from dpone.contracts.journal import (
-    Axes,
     ChildOperation,
     ChildStanding,
     DeliverySummary,
@@ -14,19 +13,8 @@ from dpone.contracts.journal import (
     ParentOperation,
     Tenancy,
 )
-from dpone.contracts.state import StateTuple
 from dpone.journal._fence import GenerationKey
 from dpone.journal._rows import ChildRow, ParentRow, Row, RowCodec, state_tuple
-
-
-def axes_of(state: StateTuple) -> Axes:
-    return Axes(
-        execution_state=state.execution_state,
-        remote_effect=state.remote_effect,
-        acknowledgement_state=state.acknowledgement_state,
-        verification_state=state.verification_state,
-        checkpoint_state=state.checkpoint_state,
-    )
 
 
 def _generation(key: GenerationKey) -> Generation:
@@ -49,7 +37,7 @@ def child_model(row: ChildRow) -> ChildOperation:
         generation=_generation(row.generation), scope_from=row.scope.lo, scope_to=row.scope.hi,
         payload_key=row.payload_key, payload_digest=row.payload_digest,
         payload_document_key=row.payload_document_key, state_name=row.state_name,
-        axes=axes_of(row.state), revision=row.revision, journal_epoch=row.journal_epoch,
+        axes=row.state, revision=row.revision, journal_epoch=row.journal_epoch,
         attempt_ordinal=row.attempt_ordinal, observation_ordinal=row.observation_ordinal,
         receipt=row.receipt, next_check_after=row.next_check_after,
         last_error_code=row.last_error_code, row_count=row.row_count,
@@ -75,7 +63,7 @@ def delivery_summaries(codec: RowCodec, rows: Sequence[Row]) -> list[DeliverySum
     for row in rows:
         parents.setdefault(row["parent_id"], row)
         standings.setdefault(row["parent_id"], []).append(ChildStanding(
-            state_name=row["state_name"], axes=axes_of(state_tuple(row)),
+            state_name=row["state_name"], axes=state_tuple(row),
             last_error_code=row["last_error_code"], without_rows=bool(row["without_rows"]),
             children=int(row["children"]),
             first_ordinal=int(row["first_ordinal"])))

@@ -23,8 +23,9 @@ from dpone.contracts.identity import (
     receiver_mutation_key,
     rendered_request_semantics_digest,
 )
+from dpone.contracts.journal import Generation
 from dpone.contracts.plan import RestDeliveryPlan
-from dpone.contracts.sealed import ChildIdentities, Generation, RenderedRequest
+from dpone.contracts.sealed import ChildIdentities, RenderedRequest
 from dpone.contracts.source_parent import SourceParent
 from dpone.executor.seal._payload import payload_extension
 from dpone.grammar import TemplateContext, parse_template

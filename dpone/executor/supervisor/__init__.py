@@ -1,11 +1,12 @@
 """The delivery supervisor: drives admitted children through the journal's guarded transitions.
 
-This package sees the journal, the artifact store and the network only through their ports
-(:class:`~dpone.contracts.journal.DeliveryJournalPort`,
+This package sees the journal, the artifact store, the network and time only through their
+ports (:class:`~dpone.contracts.ports.DeliveryJournalPort`,
 :class:`~dpone.contracts.ports.ImmutableArtifactPort`,
-:class:`~dpone.executor.transport.RestTransportPort`). :func:`deliver` covers both protocol
-families: the synchronous batch and the asynchronous bulk job with receipt polling; :func:`resume`
-drives an admitted delivery from the journal, its plan and its sealed payload documents alone.
+:class:`~dpone.contracts.ports.RestTransportPort`, :class:`~dpone.contracts.ports.Clock`).
+:func:`deliver` covers both protocol families: the synchronous batch and the asynchronous bulk
+job with receipt polling; :func:`resume` drives an admitted delivery from the journal, its plan
+and its sealed payload documents alone.
 """
 
 from dpone.executor.supervisor._actions import (

@@ -8,26 +8,33 @@ from typing import Final, Literal
 
 from dpone.contracts.journal import ChildOperation, ChildStanding
 from dpone.contracts.plan import RestDeliveryPlan
+from dpone.contracts.state import StateName as S
 
 DeliveryStatus = Literal["completed", "pending", "blocked", "in_progress"]
 DELIVERY_STATUSES: Final[tuple[DeliveryStatus, ...]] = ("completed", "pending", "blocked",
                                                         "in_progress")
 
-SUBMITTABLE_STATES: Final = frozenset({"sealed", "retry_wait"})
+SUBMITTABLE_STATES: Final = frozenset({S.SEALED, S.RETRY_WAIT})
 """Nothing may have reached the receiver: the next attempt is a submit."""
-REPLAY_STATE: Final = "submitting_fenced_replay"
-IN_FLIGHT_STATES: Final = frozenset({"submitting", REPLAY_STATE})
+IN_FLIGHT_STATES: Final = frozenset({S.SUBMITTING, S.SUBMITTING_FENCED_REPLAY})
 """A request may be on the wire: only its own mutation lease records the outcome."""
-OBSERVING_STATES: Final = frozenset({"accepted", "waiting"})
+OBSERVING_STATES: Final = frozenset({S.ACCEPTED, S.WAITING})
 """A durable receipt: the only continuation is the read-only ``poll_receipt``."""
-VERIFYING_STATES: Final = frozenset({"verifying_succeeded", "verifying_failed",
-                                     "verifying_cancelled", "verifying_expired"})
+VERIFYING_STATES: Final = frozenset({S.VERIFYING_SUCCEEDED, S.VERIFYING_FAILED,
+                                     S.VERIFYING_CANCELLED, S.VERIFYING_EXPIRED})
 
 AWAITS_FIX_CODES: Final = frozenset({"credential.rejected", "credential.unavailable"})
 """A child left in RETRY_WAIT with one of these codes waits for an operator's fix (the
 credential), not for time: resuming submits it again only once the cause is fixed."""
 
-ACTIONS: Final[Mapping[str, tuple[str, ...]]] = {
+OperatorAction = Literal[
+    "inspect_evidence", "reconcile_delivery_key", "run_certified_compensation",
+    "query_by_delivery_key", "deliver_new_generation", "fix_credential", "resume_delivery",
+    "inspect_newer_generation", "use_certified_correction_contract", "promote_checkpoint",
+    "poll_receipt", "verify_counters", "wait_for_mutation_lease"]
+"""Every next action the supervisor names (the runbook describes each stop's)."""
+
+ACTIONS: Final[Mapping[str, tuple[OperatorAction, ...]]] = {
     "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN": ("inspect_evidence", "reconcile_delivery_key"),
     "REST_DELIVERY_UNSAFE_RETRY": ("inspect_evidence", "reconcile_delivery_key"),
     "REST_DELIVERY_PARTIALLY_APPLIED": ("inspect_evidence", "reconcile_delivery_key",
@@ -43,12 +50,8 @@ ACTIONS: Final[Mapping[str, tuple[str, ...]]] = {
     "REST_DELIVERY_APPEND_SCOPE_ALREADY_APPLIED": ("inspect_evidence",
                                                    "use_certified_correction_contract"),
 }
-"""What an operator may do after each blocking code."""
-
-
-def replay_prefix(operation: ChildOperation) -> str:
-    """The transition-id prefix of an in-flight child: ``replay`` or ``submitting``."""
-    return "replay" if operation.state_name == REPLAY_STATE else "submitting"
+"""What an operator may do after each blocking code: the one table the stop results, ``inspect``
+and the runbook (docs/runbooks/delivery-outcomes.md, checked by tests) take it from."""
 
 
 def submits_empty(plan: RestDeliveryPlan) -> bool:
@@ -66,7 +69,7 @@ def finished(child: ChildOperation | ChildStanding) -> bool:
     return child.axes.checkpoint_state == "PROMOTED" or child.empty_input == "skipped"
 
 
-def allowed_actions(child: ChildOperation | ChildStanding) -> tuple[str, ...]:
+def allowed_actions(child: ChildOperation | ChildStanding) -> tuple[OperatorAction, ...]:
     """The machine-readable next actions for ``child`` as the journal holds it."""
     if finished(child):
         return ()
@@ -95,7 +98,7 @@ def resume_step(child: ChildOperation | ChildStanding,
     """
     if child.state_name in IN_FLIGHT_STATES:
         return "take_over_unknown"
-    if (child.state_name == "sealed" and child.without_rows
+    if (child.state_name == S.SEALED and child.without_rows
             and not (plan is not None and submits_empty(plan))):
         return "finalize_empty_input"
     if child.state_name in SUBMITTABLE_STATES:

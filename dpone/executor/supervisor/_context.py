@@ -23,10 +23,12 @@ from dpone.contracts.journal import (
     TransitionRequest,
 )
 from dpone.contracts.plan import RestDeliveryPlan
-from dpone.contracts.ports import ImmutableArtifactPort
+from dpone.contracts.ports import Clock, ImmutableArtifactPort, RestTransportPort
+from dpone.contracts.state import Fact, Transition
+from dpone.contracts.transport import Failure, Response
+from dpone.executor.clock import SleepingWith, SystemClock
 from dpone.executor.supervisor._actions import ACTIONS
 from dpone.executor.supervisor._results import DeliveryBlocked
-from dpone.executor.transport import Failure, Response, RestTransportPort
 
 LEASE_MARGIN_S: Final = 30
 MAX_LEASE_TTL_S: Final = 86_400
@@ -67,7 +69,8 @@ class RunContext:
     artifacts: ImmutableArtifactPort
     transport: RestTransportPort
     holder: str
-    sleep: Callable[[float], None]
+    clock: Clock
+    """The worker's clocks: the submit and observation budgets, reported wall times, sleeps."""
     rng: random.Random
     observer: StepObserver | None = None
     frontier: int = 0
@@ -102,18 +105,19 @@ class RunContext:
             with contextlib.suppress(DponeError):
                 self.journal.release_lease(held)
 
-    def step(self, operation: ChildOperation, lease: Lease, transition_id: str,
-             facts: Iterable[str], **fields: object) -> ChildOperation:
+    def step(self, operation: ChildOperation, lease: Lease, transition: Transition,
+             facts: Iterable[Fact], **fields: object) -> ChildOperation:
         """One guarded transition with a revision CAS on ``operation``'s current revision.
 
-        The caller names the transition and the guard facts it proves; the journal takes the
-        trigger and its evidence from the contract's entry for ``transition_id``.
+        The caller names the transition by its contract symbol and the guard facts it proves;
+        the journal takes the trigger and its evidence from the contract's entry for it.
         """
         request = TransitionRequest.model_validate({
-            "operation_id": operation.operation_id, "transition_id": transition_id,
-            "expected_revision": operation.revision, "facts": tuple(facts), **fields})
+            "operation_id": operation.operation_id, "transition_id": transition.value,
+            "expected_revision": operation.revision,
+            "facts": tuple(fact.value for fact in facts), **fields})
         updated = self.journal.transition(request, lease)
-        self.notify(updated, transition_id)
+        self.notify(updated, transition.value)
         return updated
 
     def notify(self, operation: ChildOperation, transition_id: str) -> None:
@@ -133,14 +137,14 @@ class RunContext:
             operation_id=operation.operation_id, ordinal=operation.ordinal, action=action,
             reason=failure_reason(outcome), attempt=attempt, max_attempts=bound.max_attempts,
             delay_s=round(delay_s, 3),
-            next_attempt_at=dt.datetime.now(dt.UTC) + dt.timedelta(seconds=delay_s)))
+            next_attempt_at=self.clock.now() + dt.timedelta(seconds=delay_s)))
 
     def back_off(self, operation: ChildOperation,
                  action: Literal["submit", "replay", "poll_receipt"],
                  outcome: Response | Failure | int, attempt: int, delay_s: float) -> None:
         """:meth:`retrying`, then sleep ``delay_s``."""
         self.retrying(operation, action, outcome, attempt, delay_s)
-        self.sleep(delay_s)
+        self.clock.sleep(delay_s)
 
     def promote(self, parent_id: str) -> int:
         """Extend the contiguous checkpoint frontier under a checkpoint lease."""
@@ -154,7 +158,7 @@ class RunContext:
         key = f"evidence/{operation.operation_id}/attempt-{operation.attempt_ordinal}/{name}.json"
         return self.artifacts.put_bytes(key, canonical_json(dict(document))).digest
 
-    # --- the journal clock --------------------------------------------------------------------
+    # --- the journal clock (due times); the worker's is ``clock`` ---------------------------------
 
     def now(self) -> dt.datetime:
         """The journal's (database) clock."""
@@ -173,7 +177,7 @@ class RunContext:
     def pause(self, seconds: float) -> None:
         """Sleep ``seconds`` (from :meth:`due_in`) plus a margin past the due time; 0 is no-op."""
         if seconds > 0:
-            self.sleep(seconds + DUE_MARGIN_S)
+            self.clock.sleep(seconds + DUE_MARGIN_S)
 
     # --- results ------------------------------------------------------------------------------
 
@@ -195,6 +199,13 @@ class RunContext:
                                evidence=evidence,
                                allowed_actions=ACTIONS.get(code, ("inspect_evidence",)),
                                checkpoint_frontier=self.frontier)
+
+
+def run_clock(clock: Clock | None, sleep: Callable[[float], None] | None) -> Clock:
+    """The clock of a run: ``clock`` (the system clock when None), sleeping with ``sleep`` when
+    a caller passes one (a test's recorder, or no wait at all)."""
+    base = clock if clock is not None else SystemClock()
+    return base if sleep is None else SleepingWith(base, sleep)
 
 
 def failure_reason(outcome: Response | Failure | int) -> str:

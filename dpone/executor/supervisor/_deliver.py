@@ -22,26 +22,31 @@ its outcome is UNKNOWN, and it is never resent.
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Callable, Mapping
 from typing import Final
 
 from dpone.contracts import DponeError
 from dpone.contracts.journal import ChildOperation, DeliveryJournalPort, ParentOperation
 from dpone.contracts.plan import RestDeliveryPlan
-from dpone.contracts.ports import ImmutableArtifactPort
+from dpone.contracts.ports import Clock, ImmutableArtifactPort, RestTransportPort
 from dpone.contracts.sealed import SealedChild, SealedTopology
+from dpone.contracts.state import StateName
 from dpone.executor.supervisor._actions import (
     IN_FLIGHT_STATES,
     OBSERVING_STATES,
     SUBMITTABLE_STATES,
     VERIFYING_STATES,
     finished,
-    replay_prefix,
     submits_empty,
 )
 from dpone.executor.supervisor._admission import parent_admission
-from dpone.executor.supervisor._context import RunContext, StepObserver, WaitObserver, scalars
+from dpone.executor.supervisor._context import (
+    RunContext,
+    StepObserver,
+    WaitObserver,
+    run_clock,
+    scalars,
+)
 from dpone.executor.supervisor._empty_input import finalize_empty
 from dpone.executor.supervisor._observe import observe, verify
 from dpone.executor.supervisor._results import (
@@ -52,14 +57,15 @@ from dpone.executor.supervisor._results import (
     DeliveryResult,
 )
 from dpone.executor.supervisor._submit import submit
-from dpone.executor.transport import RestTransportPort
+from dpone.executor.supervisor._transitions import MUTATION_LEASE_LOST, state_of
 
 FAMILIES: Final = {"sync_batch": "submit_response", "async_bulk_job": "poll_response"}
 
 
 def deliver(plan: RestDeliveryPlan, topology: SealedTopology, journal: DeliveryJournalPort,
             artifacts: ImmutableArtifactPort, transport: RestTransportPort, *, holder: str,
-            wait: bool = True, sleep: Callable[[float], None] = time.sleep,
+            wait: bool = True, clock: Clock | None = None,
+            sleep: Callable[[float], None] | None = None,
             rng: random.Random | None = None,
             observer: StepObserver | None = None,
             on_wait: WaitObserver | None = None) -> DeliveryResult:
@@ -68,6 +74,8 @@ def deliver(plan: RestDeliveryPlan, topology: SealedTopology, journal: DeliveryJ
     Admits the complete parent (resuming an admitted one), then submits, observes, verifies
     and promotes each child in ordinal order. ``wait`` keeps observing an asynchronous job
     in-process until it is terminal; without it the run returns :class:`DeliveryPending`.
+    ``clock`` is the worker's clock port (the system clock when None); ``sleep`` replaces
+    only its sleep.
     """
     check_profile(plan)
     if not topology.children:
@@ -75,8 +83,9 @@ def deliver(plan: RestDeliveryPlan, topology: SealedTopology, journal: DeliveryJ
                          message="the boundary holds no rows: an empty topology is not admitted; "
                          "the profile's empty_input policy decides what an empty run means")
     parent = journal.admit_parent(parent_admission(plan, topology)).parent
-    ctx = RunContext(plan, journal, artifacts, transport, holder, sleep, rng or random.Random(),
-                     observer, frontier=parent.checkpoint_frontier, on_wait=on_wait)
+    ctx = RunContext(plan, journal, artifacts, transport, holder, run_clock(clock, sleep),
+                     rng or random.Random(), observer, frontier=parent.checkpoint_frontier,
+                     on_wait=on_wait)
     return drive(ctx, parent, {child.descriptor.ordinal: child for child in topology.children},
                  wait=wait)
 
@@ -127,7 +136,7 @@ def check_profile(plan: RestDeliveryPlan) -> None:
 def _child(ctx: RunContext, operation: ChildOperation, sealed: SealedChild, *,
            wait: bool) -> ChildOperation | DeliveryBlocked:
     """Drive one child as far as it goes now; a returned operation is done or still observing."""
-    if (operation.state_name == "sealed" and operation.without_rows
+    if (operation.state_name == StateName.SEALED and operation.without_rows
             and not submits_empty(ctx.plan)):
         finalized = finalize_empty(ctx, operation)  # an empty child sends nothing
         if isinstance(finalized, DeliveryBlocked):
@@ -156,22 +165,21 @@ def _take_over(ctx: RunContext, operation: ChildOperation) -> DeliveryBlocked:
     """A child left in SUBMITTING by a lost worker: UNKNOWN under an observation lease."""
     with ctx.lease(operation.operation_id, "mutation"):
         pass  # refused while the submitting worker still holds its lease: nothing to take over
-    prefix = replay_prefix(operation)
+    lost = MUTATION_LEASE_LOST[state_of(operation)]
     code = "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"
     with ctx.lease(operation.operation_id, "observation") as lease:
-        updated = ctx.step(operation, lease, f"{prefix}_mutation_lease_lost",
-                           ["submit_outcome_absent"], error_code=code)
+        updated = ctx.step(operation, lease, *lost, error_code=code)
     return ctx.blocked(updated, code)
 
 
 def deliver_sync(plan: RestDeliveryPlan, topology: SealedTopology, journal: DeliveryJournalPort,
                  artifacts: ImmutableArtifactPort, transport: RestTransportPort, *, holder: str,
-                 sleep: Callable[[float], None] = time.sleep,
+                 clock: Clock | None = None, sleep: Callable[[float], None] | None = None,
                  rng: random.Random | None = None) -> DeliveryResult:
     """:func:`deliver` for a synchronous batch profile (refuses any other family)."""
     if plan.profile.snapshot.protocol_family != "sync_batch":
         raise DponeError(code="REST_DELIVERY_PROTOCOL_UNKNOWN",
                          message=f"profile {plan.profile.snapshot.ref} is not a synchronous "
                          "batch profile")
-    return deliver(plan, topology, journal, artifacts, transport, holder=holder, sleep=sleep,
-                   rng=rng)
+    return deliver(plan, topology, journal, artifacts, transport, holder=holder, clock=clock,
+                   sleep=sleep, rng=rng)

@@ -24,6 +24,7 @@ from dpone.contracts.journal import ChildOperation
 from dpone.executor.supervisor._context import RunContext
 from dpone.executor.supervisor._results import DeliveryBlocked
 from dpone.executor.supervisor._submit import PERMANENT_FENCE_REFUSALS
+from dpone.executor.supervisor._transitions import EMPTY_INPUT, FENCE_REFUSED
 
 
 def finalize_empty(ctx: RunContext, operation: ChildOperation) -> ChildOperation | DeliveryBlocked:
@@ -31,16 +32,19 @@ def finalize_empty(ctx: RunContext, operation: ChildOperation) -> ChildOperation
     empty-input policy."""
     policy = ctx.plan.profile.snapshot.result_policy.empty_input
     # The parent artifact is the complete frozen read of the boundary (verified at freeze).
-    facts = ("no_request_sent", "sealed_without_rows", "frozen_read_complete",
-             f"empty_input_{policy}_policy", f"{ctx.plan.source_boundary.mutation_kind}_mutation")
+    finalized = EMPTY_INPUT.get((policy, ctx.plan.source_boundary.mutation_kind))
+    if finalized is None:  # an empty replacement is submitted, never finalized here
+        raise DponeError(code="journal.illegal_transition", operation_id=operation.operation_id,
+                         message=f"a {ctx.plan.source_boundary.mutation_kind} child without rows "
+                         "replaces its window with nothing at the receiver; it is submitted, "
+                         "never verified without a request")
     with ctx.lease(operation.operation_id, "mutation") as lease:
         if policy == "skip":
-            return ctx.step(operation, lease, "sealed_empty_input_skipped", facts)
+            return ctx.step(operation, lease, *finalized)
         try:
-            return ctx.step(operation, lease, "sealed_empty_input_verified", facts)
+            return ctx.step(operation, lease, *finalized)
         except DponeError as refusal:
             if refusal.code not in PERMANENT_FENCE_REFUSALS:
                 raise
-            refused = ctx.step(operation, lease, "sealed_pre_submit_fence_refused",
-                               ["no_request_sent"], error_code=refusal.code)
+            refused = ctx.step(operation, lease, *FENCE_REFUSED, error_code=refusal.code)
             return ctx.blocked(refused, refusal.code)

@@ -18,7 +18,7 @@ accounted with none rejected is FULLY_APPLIED and checkpoint-eligible.
 from __future__ import annotations
 
 import datetime as dt
-import time
+from collections.abc import Mapping
 from typing import Final
 
 from dpone.contracts import DponeError
@@ -29,6 +29,15 @@ from dpone.executor.supervisor._actions import OBSERVING_STATES
 from dpone.executor.supervisor._context import RunContext, scalars
 from dpone.executor.supervisor._request import poll_request
 from dpone.executor.supervisor._results import DeliveryBlocked
+from dpone.executor.supervisor._transitions import (
+    NO_EFFECT,
+    NOT_PROVABLE,
+    POLL,
+    VERIFIED_FULL,
+    VERIFIED_PARTIAL,
+    PollOutcome,
+    state_of,
+)
 from dpone.executor.transport import (
     ExtractionError,
     Failure,
@@ -38,18 +47,19 @@ from dpone.executor.transport import (
     retry_after_seconds,
 )
 
-# poll outcome -> (transition suffix, evidence name, error code or None)
-_POLL_OUTCOMES: Final = {
-    "running": ("poll_running", None),
-    "succeeded": ("poll_succeeded", None),
-    "failed": ("poll_failed", None),
-    "cancelled": ("poll_cancelled", None),
-    "receipt_expired": ("poll_receipt_expired", "REST_DELIVERY_RECEIPT_EXPIRED"),
-    "protocol_unknown": ("poll_protocol_unknown", "REST_DELIVERY_PROTOCOL_UNKNOWN"),
+# A recorded poll outcome -> the code the run stops with (None: observation or verification
+# goes on).
+_STOP_CODES: Final[Mapping[PollOutcome, str | None]] = {
+    "running": None,
+    "succeeded": None,
+    "failed": None,
+    "cancelled": None,
+    "receipt_expired": "REST_DELIVERY_RECEIPT_EXPIRED",
+    "protocol_unknown": "REST_DELIVERY_PROTOCOL_UNKNOWN",
 }
 
 
-def _phase(poll: Poll, word: str) -> str:
+def _phase(poll: Poll, word: str) -> PollOutcome:
     if word in poll.running:
         return "running"
     if word in poll.succeeded or word in poll.partial:
@@ -92,11 +102,11 @@ def observe(ctx: RunContext, operation: ChildOperation, sealed: SealedChild, *,
         raise DponeError(code="profile.unsupported_family",
                          message=f"profile {profile.ref} declares no receipt poll")
     backoff = profile.retry.observation
-    deadline = time.monotonic() + profile.timeouts.operation_total_s
+    deadline = ctx.clock.monotonic() + profile.timeouts.operation_total_s
     failures = 0
     while operation.state_name in OBSERVING_STATES:
         pause = ctx.due_in(operation.next_check_after)
-        if (pause > 0 and not wait) or time.monotonic() > deadline:
+        if (pause > 0 and not wait) or ctx.clock.monotonic() > deadline:
             return operation
         ctx.pause(pause)
         with ctx.lease(operation.operation_id, "observation") as lease:
@@ -133,7 +143,7 @@ def _poll_delay(ctx: RunContext, failures: int, outcome: Response | Failure) -> 
     delay = full_jitter_delay(failures - 1, float(backoff.initial_delay_s),
                               float(backoff.max_delay_s), ctx.rng)
     if isinstance(outcome, Response):
-        floor = retry_after_seconds(outcome.headers, dt.datetime.now(dt.UTC))
+        floor = retry_after_seconds(outcome.headers, ctx.clock.now())
         if floor is not None:
             delay = max(delay, floor)
     return delay
@@ -145,6 +155,7 @@ def _record_poll(ctx: RunContext, poll: Poll, operation: ChildOperation, sealed:
     bounds = profile.observability.response_bounds
     values: dict[str, str | int] = {"http_status": response.status}
     reason: dict[str, str] = {}
+    outcome: PollOutcome
     if response.status in poll.expired_statuses:
         outcome = "receipt_expired"
     elif poll.key_echo is not None and not echo_matches(
@@ -167,48 +178,46 @@ def _record_poll(ctx: RunContext, poll: Poll, operation: ChildOperation, sealed:
             outcome = _phase(poll, str(values["phase"]))
         except ExtractionError:
             outcome = "protocol_unknown"
-    suffix, code = _POLL_OUTCOMES[outcome]
+    code = _STOP_CODES[outcome]
     due = None
     if outcome == "running":
         due = ctx.now() + dt.timedelta(seconds=profile.timeouts.poll_interval_s)
     receipt = {**(operation.receipt or {}), **values}
-    updated = ctx.step(operation, lease, f"{operation.state_name}_{suffix}",
-                       ["observation_recorded"], receipt=receipt, next_check_after=due,
-                       error_code=code, observation={**values, "outcome": outcome, **reason})
+    updated = ctx.step(operation, lease, *POLL[state_of(operation), outcome], receipt=receipt,
+                       next_check_after=due, error_code=code,
+                       observation={**values, "outcome": outcome, **reason})
     return updated, code
 
 
 def verify(ctx: RunContext, operation: ChildOperation,
            sealed: SealedChild) -> ChildOperation | DeliveryBlocked:
     """Derive the remote effect of a VERIFYING child from the counters it recorded."""
+    state = state_of(operation)
     acknowledged = operation.state_name.removeprefix("verifying_")
     receipt = operation.receipt or {}
     expected = sealed.descriptor.row_count
     accepted = receipt.get("accepted_rows")
     declared = ctx.plan.profile.snapshot.verification.rejected_rows is not None
     rejected = receipt.get("rejected_rows") if declared else 0
-    prefix = operation.state_name
+    no_effect = NO_EFFECT.get(state)  # none after a success acknowledgement
     with ctx.lease(operation.operation_id, "observation") as lease:
         if not isinstance(accepted, int) or not isinstance(rejected, int):
             accepted = rejected = None  # missing or mistyped: not provable
         if accepted == expected and rejected == 0:
-            return ctx.step(operation, lease, f"{prefix}_verified_full",
-                            ["verification_recorded", "all_rows_accounted"])
-        if declared and accepted == 0 and acknowledged != "succeeded" and expected > 0:
-            operation = ctx.step(operation, lease, f"{prefix}_no_effect",
-                                 ["verification_recorded", "absence_proven"],
+            return ctx.step(operation, lease, *VERIFIED_FULL[state])
+        if declared and accepted == 0 and no_effect is not None and expected > 0:
+            operation = ctx.step(operation, lease, *no_effect,
                                  error_code="receiver.terminal_failure")
             return ctx.blocked(operation, "receiver.terminal_failure")
         if accepted is not None and rejected is not None and accepted + rejected == expected:
             digest = ctx.publish_evidence(operation, "result", {
                 "operation_id": operation.operation_id, "acknowledgement": acknowledged,
                 "expected_rows": expected, "accepted_rows": accepted, "rejected_rows": rejected})
-            operation = ctx.step(operation, lease, f"{prefix}_verified_partial",
-                                 ["verification_recorded", "result_evidence_published"],
+            operation = ctx.step(operation, lease, *VERIFIED_PARTIAL[state],
                                  evidence_digest=digest, error_code="REST_DELIVERY_PARTIALLY_APPLIED")
             return ctx.blocked(operation, "REST_DELIVERY_PARTIALLY_APPLIED",
                                extra={"expected_rows": expected})
-        operation = ctx.step(operation, lease, f"{prefix}_not_provable", ["verification_recorded"],
+        operation = ctx.step(operation, lease, *NOT_PROVABLE[state],
                              error_code="REST_DELIVERY_COUNT_MISMATCH")
         return ctx.blocked(operation, "REST_DELIVERY_COUNT_MISMATCH",
                            extra={"expected_rows": expected, **scalars(receipt)})

@@ -14,7 +14,6 @@ fence and an UNKNOWN effect stays blocked.
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Callable, Iterable, Sequence
 
 from pydantic import ValidationError
@@ -22,12 +21,11 @@ from pydantic import ValidationError
 from dpone.contracts import DponeError, content_digest
 from dpone.contracts.journal import ChildOperation, DeliveryJournalPort, ParentOperation
 from dpone.contracts.plan import RestDeliveryPlan
-from dpone.contracts.ports import ArtifactRef, ImmutableArtifactPort
+from dpone.contracts.ports import ArtifactRef, Clock, ImmutableArtifactPort, RestTransportPort
 from dpone.contracts.sealed import PAYLOAD_KEY_PREFIX, PayloadDocument, SealedChild
-from dpone.executor.supervisor._context import RunContext, StepObserver, WaitObserver
+from dpone.executor.supervisor._context import RunContext, StepObserver, WaitObserver, run_clock
 from dpone.executor.supervisor._deliver import check_profile, drive
 from dpone.executor.supervisor._results import DeliveryResult
-from dpone.executor.transport import RestTransportPort
 
 
 def _conflict(message: str, operation_id: str | None = None, **details: object) -> DponeError:
@@ -130,7 +128,8 @@ def _by_ordinal(parent: ParentOperation,
 def resume(plan: RestDeliveryPlan, parent_id: str, sealed_children: Sequence[SealedChild],
            journal: DeliveryJournalPort, artifacts: ImmutableArtifactPort,
            transport: RestTransportPort, *, holder: str, wait: bool = True,
-           sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None,
+           clock: Clock | None = None, sleep: Callable[[float], None] | None = None,
+           rng: random.Random | None = None,
            observer: StepObserver | None = None,
            on_wait: WaitObserver | None = None) -> DeliveryResult:
     """Drive the admitted delivery ``parent_id`` from its journal state, admitting nothing.
@@ -142,6 +141,7 @@ def resume(plan: RestDeliveryPlan, parent_id: str, sealed_children: Sequence[Sea
     parent = journal.load_parent(parent_id)
     check_plan(plan, parent)
     sealed = _by_ordinal(parent, sealed_children)
-    ctx = RunContext(plan, journal, artifacts, transport, holder, sleep, rng or random.Random(),
-                     observer, frontier=parent.checkpoint_frontier, on_wait=on_wait)
+    ctx = RunContext(plan, journal, artifacts, transport, holder, run_clock(clock, sleep),
+                     rng or random.Random(), observer, frontier=parent.checkpoint_frontier,
+                     on_wait=on_wait)
     return drive(ctx, parent, sealed, wait=wait)

@@ -27,18 +27,28 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import time
 from collections.abc import Mapping
-from typing import Final
+from typing import Final, Literal
 
 from dpone.contracts import ERROR_CATALOG, DponeError, ExitClass, canonical_json
 from dpone.contracts.journal import ChildOperation, Lease
 from dpone.contracts.profile import SUBMIT_THROTTLE_STATUSES, Extractor, OperationProfile
 from dpone.contracts.sealed import SealedChild
-from dpone.executor.supervisor._actions import replay_prefix
+from dpone.contracts.state import StateName
 from dpone.executor.supervisor._context import RunContext
 from dpone.executor.supervisor._request import check_payload, outbound_request
 from dpone.executor.supervisor._results import DeliveryBlocked
+from dpone.executor.supervisor._transitions import (
+    FENCE_REFUSED,
+    MAY_HAVE_REACHED_UNFENCED,
+    NOT_STARTED_FINAL,
+    NOT_STARTED_RETRY,
+    REPLAY_BUDGET_EXHAUSTED,
+    RESPONSE,
+    THROTTLED_BEYOND_BUDGET,
+    ResponseOutcome,
+    state_of,
+)
 from dpone.executor.transport import (
     BudgetExceeded,
     ExtractionError,
@@ -53,16 +63,15 @@ from dpone.executor.transport import (
 PERMANENT_FENCE_REFUSALS: Final = frozenset({"REST_DELIVERY_STALE_GENERATION",
                                             "REST_DELIVERY_APPEND_SCOPE_ALREADY_APPLIED"})
 
-# outcome -> (evidence name, facts, error code or None)
-_RESPONSE_OUTCOMES: Final[Mapping[str, tuple[tuple[str, ...], str | None]]] = {
-    "sync_success": (("response_recorded",), None),
-    "async_receipt_accepted": (("receipt_persisted",), None),
-    "duplicate_receipt_same_intent": (("receipt_persisted", "same_key_and_intent_proven"), None),
-    "accepted_without_receipt": (("response_recorded",), "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"),
-    "bare_duplicate": (("response_recorded",), "REST_DELIVERY_UNSAFE_RETRY"),
-    "response_not_recognized": (("response_recorded",), "REST_DELIVERY_PROTOCOL_UNKNOWN"),
-    "rejected_before_effect": (("response_recorded", "rejection_certified_before_effect"),
-                               "credential.rejected"),
+# A recorded submit answer -> the code the run stops with (None: the delivery goes on).
+_STOP_CODES: Final[Mapping[ResponseOutcome, str | None]] = {
+    "sync_success": None,
+    "async_receipt_accepted": None,
+    "duplicate_receipt_same_intent": None,
+    "accepted_without_receipt": "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN",
+    "bare_duplicate": "REST_DELIVERY_UNSAFE_RETRY",
+    "response_not_recognized": "REST_DELIVERY_PROTOCOL_UNKNOWN",
+    "rejected_before_effect": "credential.rejected",
 }
 
 
@@ -75,7 +84,8 @@ def _values(extractors: Mapping[str, Extractor], response: Response,
 
 
 def classify(profile: OperationProfile, sealed: SealedChild,
-             response: Response) -> tuple[str, dict[str, str | int]]:
+             response: Response) -> tuple[ResponseOutcome | Literal["throttled"],
+                                          dict[str, str | int]]:
     """The response outcome and the bounded receipt values to record."""
     ack = profile.acknowledgement
     status: dict[str, str | int] = {"http_status": response.status}
@@ -117,11 +127,11 @@ def submit(ctx: RunContext, operation: ChildOperation,
     """Take a SEALED or RETRY_WAIT child through SUBMITTING to its recorded submit outcome."""
     check_payload(sealed, ctx.artifacts)
     request = outbound_request(ctx.plan, sealed, ctx.artifacts)
-    started = time.monotonic()
+    started = ctx.clock.monotonic()
     replay = False
     with ctx.lease(operation.operation_id, "mutation") as lease:
         while True:
-            if operation.state_name == "retry_wait":
+            if operation.state_name == StateName.RETRY_WAIT:
                 ctx.wait_until(operation.next_check_after)
             attempt = ctx.journal.plan_attempt(operation.operation_id, lease)
             marker = ctx.artifacts.put_bytes(attempt.marker_key, canonical_json(attempt.marker))
@@ -129,31 +139,33 @@ def submit(ctx: RunContext, operation: ChildOperation,
                 operation = ctx.journal.enter_submitting(attempt, marker.digest, lease,
                                                          operation.revision, fenced_replay=replay)
             except DponeError as refusal:
-                if refusal.code not in PERMANENT_FENCE_REFUSALS or operation.state_name != "sealed":
+                if (refusal.code not in PERMANENT_FENCE_REFUSALS
+                        or operation.state_name != StateName.SEALED):
                     raise
                 # A higher generation or an applied append scope forbids this mutation for good.
-                refused = ctx.step(operation, lease, "sealed_pre_submit_fence_refused",
-                                   ["no_request_sent"], error_code=refusal.code)
+                refused = ctx.step(operation, lease, *FENCE_REFUSED, error_code=refusal.code)
                 return ctx.blocked(refused, refusal.code)
             ctx.notify(operation, "enter_submitting")
             try:
                 outcome = ctx.transport.send(request)
             except DponeError as refusal:
-                if operation.state_name == "submitting":
+                if operation.state_name == StateName.SUBMITTING:
                     _refused_before_sending(ctx, operation, lease, refusal)
                 refusal.operation_id = refusal.operation_id or operation.operation_id
                 raise
             if isinstance(outcome, Response):
                 kind, values = classify(ctx.plan.profile.snapshot, sealed, outcome)
-                if kind == "rejected_before_effect" and replay_prefix(operation) == "replay":
+                if (kind == "rejected_before_effect"
+                        and operation.state_name == StateName.SUBMITTING_FENCED_REPLAY):
                     kind = "response_not_recognized"  # proves nothing of the earlier attempt
                 if kind != "throttled":
                     return _record(ctx, operation, lease, kind, values)
-                retry_after = retry_after_seconds(outcome.headers, dt.datetime.now(dt.UTC))
+                retry_after = retry_after_seconds(outcome.headers, ctx.clock.now())
                 if retry_after is not None:
                     values["retry_after_s"] = int(retry_after)
                 stop = _replay_or_stop(ctx, operation, lease, started, retry_after, None, values)
-            elif outcome.phase is TransportPhase.NOT_STARTED and operation.state_name == "submitting":
+            elif (outcome.phase is TransportPhase.NOT_STARTED
+                  and operation.state_name == StateName.SUBMITTING):
                 operation, replay = _not_started(ctx, operation, lease, started, outcome), False
                 continue
             else:
@@ -163,9 +175,9 @@ def submit(ctx: RunContext, operation: ChildOperation,
             replay = True
 
 
-def _record(ctx: RunContext, operation: ChildOperation, lease: Lease, kind: str,
+def _record(ctx: RunContext, operation: ChildOperation, lease: Lease, kind: ResponseOutcome,
             values: dict[str, str | int]) -> ChildOperation | DeliveryBlocked:
-    facts, code = _RESPONSE_OUTCOMES[kind]
+    code = _STOP_CODES[kind]
     # The bounded response scalars are published before the journal write: a receipt survives
     # even when that write fails (lease lost, journal unavailable).
     evidence = ctx.publish_evidence(operation, "submit-response", {
@@ -177,9 +189,8 @@ def _record(ctx: RunContext, operation: ChildOperation, lease: Lease, kind: str,
     elif kind == "duplicate_receipt_same_intent":
         due = ctx.now()
     receipt = values if code is None else {"http_status": values["http_status"]}
-    updated = ctx.step(operation, lease, f"{replay_prefix(operation)}_{kind}", facts,
-                       receipt=receipt, next_check_after=due, error_code=code,
-                       evidence_digest=evidence)
+    updated = ctx.step(operation, lease, *RESPONSE[state_of(operation), kind], receipt=receipt,
+                       next_check_after=due, error_code=code, evidence_digest=evidence)
     if code is None:
         return updated
     ref = ctx.plan.binding.snapshot.credential_ref
@@ -197,11 +208,9 @@ def _refused_before_sending(ctx: RunContext, operation: ChildOperation, lease: L
     request (any other code) would be refused again, so the child ends ``final_not_started``.
     """
     if ERROR_CATALOG[refusal.code].exit_class is ExitClass.UNAVAILABLE:
-        ctx.step(operation, lease, "submitting_not_started_retry",
-                 ["request_not_started_proof", "retry_budget_remaining"], error_code=refusal.code)
+        ctx.step(operation, lease, *NOT_STARTED_RETRY, error_code=refusal.code)
         return
-    ctx.step(operation, lease, "submitting_not_started_final",
-             ["request_not_started_proof", "retry_unavailable"], error_code=refusal.code)
+    ctx.step(operation, lease, *NOT_STARTED_FINAL, error_code=refusal.code)
 
 
 def _not_started(ctx: RunContext, operation: ChildOperation, lease: Lease, started: float,
@@ -214,9 +223,7 @@ def _not_started(ctx: RunContext, operation: ChildOperation, lease: Lease, start
     """
     delay = _delay(ctx, operation, started, None)
     due = ctx.now() + dt.timedelta(seconds=delay if isinstance(delay, float) else 0.0)
-    waiting = ctx.step(operation, lease, "submitting_not_started_retry",
-                       ["request_not_started_proof", "retry_budget_remaining"],
-                       next_check_after=due)
+    waiting = ctx.step(operation, lease, *NOT_STARTED_RETRY, next_check_after=due)
     if not isinstance(delay, float):
         raise DponeError(code="receiver.unavailable", operation_id=operation.operation_id,
                          message=f"attempt {operation.attempt_ordinal} provably never reached the "
@@ -232,7 +239,6 @@ def _replay_or_stop(ctx: RunContext, operation: ChildOperation, lease: Lease, st
                     retry_after: float | None, failure: Failure | None,
                     values: dict[str, str | int]) -> DeliveryBlocked | None:
     """Sleep and return None when a certified same-key replay may follow; else record the stop."""
-    prefix = replay_prefix(operation)
     delay = _delay(ctx, operation, started, retry_after) if ctx.fence_certified else None
     if isinstance(delay, float):
         ctx.back_off(operation, "replay", failure or int(values["http_status"]),
@@ -241,19 +247,18 @@ def _replay_or_stop(ctx: RunContext, operation: ChildOperation, lease: Lease, st
     receipt = values or None
     if isinstance(delay, BudgetExceeded):
         code = "REST_DELIVERY_RETRY_AFTER_EXCEEDS_BUDGET"
-        updated = ctx.step(operation, lease, f"{prefix}_throttled_beyond_budget",
-                           ["response_recorded", "retry_unavailable"], receipt=receipt,
-                           error_code=code)
+        updated = ctx.step(operation, lease, *THROTTLED_BEYOND_BUDGET[state_of(operation)],
+                           receipt=receipt, error_code=code)
         return ctx.blocked(updated, code, failure,
                            extra={"remaining_budget_s": int(delay.remaining_budget_s)})
     code = "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"
-    if prefix == "replay":
-        updated = ctx.step(operation, lease, "replay_fence_budget_exhausted",
-                           ["retry_unavailable"], receipt=receipt, error_code=code)
+    if operation.state_name == StateName.SUBMITTING_FENCED_REPLAY:
+        updated = ctx.step(operation, lease, *REPLAY_BUDGET_EXHAUSTED, receipt=receipt,
+                           error_code=code)
     else:
         # No certified fence permits a same-key replay here (none, or its budget is spent).
-        updated = ctx.step(operation, lease, "submitting_may_have_reached_unfenced",
-                           ["no_certified_fence"], receipt=receipt, error_code=code)
+        updated = ctx.step(operation, lease, *MAY_HAVE_REACHED_UNFENCED, receipt=receipt,
+                           error_code=code)
     return ctx.blocked(updated, code, failure)
 
 
@@ -261,7 +266,7 @@ def _delay(ctx: RunContext, operation: ChildOperation, started: float,
            retry_after: float | None) -> float | BudgetExceeded | None:
     """The next delay inside the submit budget; None once attempts or time are spent."""
     backoff = ctx.plan.profile.snapshot.retry.submit
-    remaining = backoff.budget_s - (time.monotonic() - started)
+    remaining = backoff.budget_s - (ctx.clock.monotonic() - started)
     if operation.attempt_ordinal >= backoff.max_attempts:
         return None
     if retry_after is None and remaining <= 0:

@@ -8,6 +8,8 @@ exceptions). Secrets live only in :class:`Secret` / :class:`Credential`, which r
 printed, pickled or serialized.
 """
 
+from dpone.contracts.ports import CredentialResolver, RestTransportPort
+from dpone.contracts.secret import Credential, Secret
 from dpone.executor.transport._auth import (
     ApiKeyHeaderAuth,
     BearerAuth,
@@ -17,7 +19,6 @@ from dpone.executor.transport._auth import (
     build_auth,
 )
 from dpone.executor.transport._credentials import (
-    CredentialResolver,
     EnvironmentCredentialResolver,
     resolve_credentials,
 )
@@ -36,7 +37,6 @@ from dpone.executor.transport._model import (
     OutboundRequest,
     ReplayableBody,
     Response,
-    RestTransportPort,
     TransportOutcome,
     TransportPhase,
     TransportTimeouts,
@@ -49,7 +49,6 @@ from dpone.executor.transport._retry import (
     next_delay,
     retry_after_seconds,
 )
-from dpone.executor.transport._secret import Credential, Secret
 
 __all__ = [
     "DEFAULT_RESPONSE_HEADERS",

@@ -15,7 +15,7 @@ import httpx
 
 from dpone.contracts import DponeError
 from dpone.contracts.binding import ConnectionBinding
-from dpone.executor.transport._secret import Credential, Secret
+from dpone.contracts.secret import Credential, Secret
 
 RESERVED_HEADERS: Final = frozenset({
     "host", "content-length", "content-type", "content-encoding", "transfer-encoding",

@@ -25,11 +25,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final, Protocol
+from typing import Final
 
 from dpone.contracts import DponeError
 from dpone.contracts.binding import ConnectionBinding
-from dpone.executor.transport._secret import Credential, Secret
+from dpone.contracts.secret import Credential, Secret
 
 MAX_CREDENTIAL_FILE_BYTES: Final = 65_536
 
@@ -43,12 +43,6 @@ PROVIDER_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
 }
 _OPTIONAL_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {"mtls": ("key_file",)}
 _PAIRED: Final = frozenset({"basic", "oauth2_client_credentials"})
-
-
-class CredentialResolver(Protocol):
-    """Port: turn a binding into the credential its auth provider needs, or refuse."""
-
-    def resolve(self, binding: ConnectionBinding) -> Credential: ...
 
 
 class EnvironmentCredentialResolver:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dpone.contracts.plan import RestDeliveryPlan
+from dpone.contracts.ports import CredentialResolver
 from dpone.contracts.profile import Extractor, KeyEcho, OperationProfile
-from dpone.executor.transport._credentials import resolve_credentials
+from dpone.contracts.secret import Credential
+from dpone.executor.transport._credentials import EnvironmentCredentialResolver
 from dpone.executor.transport._http import HttpTransport
 from dpone.executor.transport._model import TransportTimeouts
-from dpone.executor.transport._secret import Credential
 
 
 def extracted_headers(profile: OperationProfile) -> frozenset[str]:
@@ -24,15 +25,18 @@ def extracted_headers(profile: OperationProfile) -> frozenset[str]:
                      if source is not None and source.header is not None)
 
 
-def transport_for(plan: RestDeliveryPlan, credential: Credential | None = None) -> HttpTransport:
+def transport_for(plan: RestDeliveryPlan, credential: Credential | None = None, *,
+                  credentials: CredentialResolver | None = None) -> HttpTransport:
     """An :class:`HttpTransport` for ``plan``'s binding under its profile's timeouts and bounds.
 
-    The credential resolves from the binding's ``credential_ref`` in this process unless given.
+    Unless ``credential`` is given, the binding's ``credential_ref`` is resolved through the
+    ``credentials`` port (by default this process's environment and files).
     """
     binding = plan.binding.snapshot
     profile = plan.profile.snapshot
     tls = binding.authority.startswith("https://")
-    return HttpTransport(binding, credential or resolve_credentials(binding),
+    resolver = credentials or EnvironmentCredentialResolver()
+    return HttpTransport(binding, credential or resolver.resolve(binding),
                          timeouts=TransportTimeouts.from_profile(profile.timeouts, tls=tls),
                          max_response_bytes=profile.observability.response_bounds.max_body_bytes,
                          max_connections=profile.rate.max_active_requests,

@@ -24,6 +24,7 @@ import httpx
 from dpone import __version__
 from dpone.contracts import DponeError
 from dpone.contracts.binding import ConnectionBinding
+from dpone.contracts.secret import Credential
 from dpone.executor.transport._auth import (
     RESERVED_HEADERS,
     ApiKeyHeaderAuth,
@@ -43,7 +44,6 @@ from dpone.executor.transport._model import (
 )
 from dpone.executor.transport._oauth import CredentialFetchFailed, fetch_client_credentials
 from dpone.executor.transport._phases import classify, redact
-from dpone.executor.transport._secret import Credential
 
 MAX_HEADER_VALUE_BYTES: Final = 8_192
 _BODYLESS: Final = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
@@ -309,11 +309,8 @@ def _ssl_context(ca_bundle: str | Path | None, credential: Credential) -> ssl.SS
 
 
 if TYPE_CHECKING:
-    from dpone.executor.transport._credentials import (
-        CredentialResolver,
-        EnvironmentCredentialResolver,
-    )
-    from dpone.executor.transport._model import RestTransportPort
+    from dpone.contracts.ports import CredentialResolver, RestTransportPort
+    from dpone.executor.transport._credentials import EnvironmentCredentialResolver
 
     def _conforms(transport: HttpTransport, resolver: EnvironmentCredentialResolver,
                   ) -> tuple[RestTransportPort, CredentialResolver]:

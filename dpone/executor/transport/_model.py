@@ -1,117 +1,42 @@
-"""What goes into the transport and what comes out: requests, tagged outcomes, timeouts, port."""
+"""The transport's own settings: timeouts and the response headers it keeps.
+
+The exchange types (request, response, failure, phases) are contracts
+(``dpone.contracts.transport``); they are re-exported here for the adapter's modules.
+"""
 
 from __future__ import annotations
 
-import enum
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Final, Literal, Protocol
+from dataclasses import dataclass
+from typing import Final
 
 from dpone.contracts.profile import Timeouts
+from dpone.contracts.transport import (
+    Failure,
+    FailureKind,
+    OutboundRequest,
+    ReplayableBody,
+    Response,
+    TransportOutcome,
+    TransportPhase,
+)
 
-
-class TransportPhase(enum.StrEnum):
-    """How far a failed exchange got, which decides whether a resend can ever be safe."""
-
-    NOT_STARTED = "not_started"
-    """Provably no request byte left this process (DNS, connect, TLS, pool, credential fetch)."""
-    MAY_HAVE_REACHED = "may_have_reached"
-    """Some request bytes may have reached the receiver: its effect is unknown."""
-    RESPONSE_TOO_LARGE = "response_too_large"
-    """The receiver answered (the request reached it) with a body beyond the byte bound."""
-
-
-class FailureKind(enum.StrEnum):
-    """The finer classification recorded as evidence (spec: distinct timeout classes)."""
-
-    DNS = "dns"
-    CONNECT = "connect"
-    CONNECT_TIMEOUT = "connect_timeout"
-    TLS = "tls"
-    POOL_TIMEOUT = "pool_timeout"
-    PROXY = "proxy"
-    UNSUPPORTED_PROTOCOL = "unsupported_protocol"
-    CREDENTIAL = "credential"
-    WRITE = "write"
-    WRITE_TIMEOUT = "write_timeout"
-    READ = "read"
-    READ_TIMEOUT = "read_timeout"
-    PROTOCOL = "protocol"
-    TOTAL_DEADLINE = "total_deadline"
-    BODY_SOURCE = "body_source"
-    TRANSPORT = "transport"
-    RESPONSE_TOO_LARGE = "response_too_large"
-
-
-@dataclass(frozen=True, slots=True)
-class OutboundRequest:
-    """One fully rendered request. ``path`` is relative to the binding authority.
-
-    ``body`` yields exactly ``content_length`` bytes. A re-iterable body (a list, or
-    :class:`ReplayableBody`) lets the transport resend once after an OAuth 401; a one-shot
-    iterator is never resent.
-    """
-
-    method: str
-    path: str
-    content_type: str | None = None
-    body: Iterable[bytes] = ()
-    content_length: int = 0
-    query: tuple[tuple[str, str], ...] = ()
-    headers: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ReplayableBody:
-    """A body that can be opened again, e.g. ``ReplayableBody(lambda: store.open_stream(key))``."""
-
-    open: Callable[[], Iterable[bytes]]
-
-    def __iter__(self) -> Iterator[bytes]:
-        return iter(self.open())
-
-
-@dataclass(frozen=True, slots=True)
-class Response:
-    """The receiver answered: status, allowlisted headers (lower-case names), bounded body."""
-
-    status: int
-    headers: Mapping[str, str]
-    body: bytes
-    tag: Literal["response"] = field(default="response", init=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "headers", MappingProxyType(dict(self.headers)))
-
-
-@dataclass(frozen=True, slots=True)
-class Failure:
-    """No usable response. ``cause`` is the original exception (excluded from eq/repr)."""
-
-    phase: TransportPhase
-    kind: FailureKind
-    detail: str
-    status: int | None = None
-    cause: BaseException | None = field(default=None, compare=False, repr=False)
-    tag: Literal["failure"] = field(default="failure", init=False)
-
-
-TransportOutcome = Response | Failure
-
-
-class RestTransportPort(Protocol):
-    """Port: send one request to the bound receiver; never raises for network outcomes."""
-
-    def send(self, request: OutboundRequest) -> TransportOutcome: ...
-
-    def close(self) -> None: ...
+__all__ = [
+    "DEFAULT_RESPONSE_HEADERS",
+    "Failure",
+    "FailureKind",
+    "OutboundRequest",
+    "ReplayableBody",
+    "Response",
+    "TransportOutcome",
+    "TransportPhase",
+    "TransportTimeouts",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class TransportTimeouts:
     """Seconds. ``connect`` bounds TCP connect and, separately, the TLS handshake; ``total``
-    bounds one :meth:`RestTransportPort.send` (token fetch, request, a 401 resend, response).
+    bounds one ``RestTransportPort.send`` (token fetch, request, a 401 resend, response).
     Name resolution has no bound of its own in the HTTP client: it counts against ``total``
     only between socket operations."""
 

@@ -14,8 +14,8 @@ from typing import Final
 
 import httpx
 
+from dpone.contracts.secret import Credential, Secret
 from dpone.executor.transport._auth import TokenGrant
-from dpone.executor.transport._secret import Credential, Secret
 
 MAX_TOKEN_RESPONSE_BYTES: Final = 65_536
 

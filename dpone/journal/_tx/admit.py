@@ -24,7 +24,7 @@ from dpone.contracts.journal import (
     ParentAdmission,
     ParentOperation,
 )
-from dpone.contracts.state import StateContract, StateTuple
+from dpone.contracts.state import Fact, StateContract, StateTuple, Transition
 from dpone.journal._cas import audit_params, axis_values, guarded
 from dpone.journal._environment import environment
 from dpone.journal._fence import Candidate, Scope, admission_refusal
@@ -33,7 +33,7 @@ from dpone.journal._lookup import children, fence_inputs, parent_operation, requ
 from dpone.journal._unit import UnitOfWork
 
 ADMISSION_ACTOR = "journal.admission"
-SEALED_FACTS = ("topology_admitted", "payload_sealed")
+SEALED_FACTS = (Fact.TOPOLOGY_ADMITTED, Fact.PAYLOAD_SEALED)
 """What admission proves for ``planned_seal``: the topology is admitted, its payloads sealed."""
 
 
@@ -157,7 +157,7 @@ class _Seal:
 
 def _seal(contract: StateContract, first_operation_id: str, epoch: int) -> _Seal:
     planned = _Planned(operation_id=first_operation_id, state=contract.initial_tuple)
-    decision = guarded(contract, planned, "planned_seal", expected_revision=0,
+    decision = guarded(contract, planned, Transition.PLANNED_SEAL, expected_revision=0,
                        lease_kind="mutation", lease_epoch=epoch, current_epoch=epoch,
                        facts=SEALED_FACTS)
     target = contract.name_of(decision.target)

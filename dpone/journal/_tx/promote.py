@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dpone.contracts._axes import CheckpointState
 from dpone.contracts.journal import Lease, empty_input_outcome
-from dpone.contracts.state import StateContract, TriggerKind
+from dpone.contracts.state import Fact, StateContract, TriggerKind
 from dpone.journal._cas import apply_decision, guarded
 from dpone.journal._environment import environment
 from dpone.journal._leases import check_lease_identity, live_lease
@@ -20,7 +20,7 @@ from dpone.journal._unit import UnitOfWork
 
 PROMOTION_BATCH = 64
 """Children read per step of a promotion: only those after the frontier, in ordinal order."""
-PROMOTION_FACTS = ("contiguous_frontier",)
+PROMOTION_FACTS = (Fact.CONTIGUOUS_FRONTIER,)
 """What promotion proves: the child is next to the frontier, every child before it promoted."""
 
 

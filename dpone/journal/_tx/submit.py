@@ -16,9 +16,12 @@ before the new slot is reserved, so a domain with one remote-job slot can replay
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Final
+
 from dpone.contracts._errors import DponeError
 from dpone.contracts.journal import AttemptPlan, ChildOperation, Lease
-from dpone.contracts.state import StateContract
+from dpone.contracts.state import Fact, StateContract, StateName, Transition
 from dpone.journal._capacity import reserve
 from dpone.journal._cas import apply_decision, guarded
 from dpone.journal._environment import environment
@@ -30,15 +33,17 @@ from dpone.journal._models import child_model
 from dpone.journal._rows import ChildRow, ParentRow
 from dpone.journal._unit import UnitOfWork
 
-SUBMIT_TRANSITIONS = {"sealed": "sealed_submit", "retry_wait": "retry_wait_due"}
+SUBMIT_TRANSITIONS: Final[Mapping[str, Transition]] = {
+    StateName.SEALED: Transition.SEALED_SUBMIT, StateName.RETRY_WAIT: Transition.RETRY_WAIT_DUE}
 """The transitions ``enter_submitting`` takes for a first attempt or a due retry, by source."""
-REPLAY_TRANSITIONS = {"submitting": "submitting_fenced_replay",
-                      "submitting_fenced_replay": "replay_again"}
+REPLAY_TRANSITIONS: Final[Mapping[str, Transition]] = {
+    StateName.SUBMITTING: Transition.SUBMITTING_FENCED_REPLAY,
+    StateName.SUBMITTING_FENCED_REPLAY: Transition.REPLAY_AGAIN}
 """The same-key fenced replays ``enter_submitting(fenced_replay=True)`` takes, by source."""
 
 
 def submittable(row: ChildRow, expected_revision: int, *,
-                fenced_replay: bool | None = None) -> str:
+                fenced_replay: bool | None = None) -> Transition:
     """The transition that takes ``row`` into SUBMITTING, or the refusal.
 
     ``fenced_replay`` False admits a first attempt or a due retry only, True a same-key fenced
@@ -90,16 +95,16 @@ def plan_attempt(tx: UnitOfWork, operation_id: str, lease: Lease) -> AttemptPlan
 def _submit_facts(tx: UnitOfWork, row: ChildRow, transition_id: str) -> frozenset[str]:
     """What this transaction proves for the transition into SUBMITTING (its trigger and
     evidence name are the contract's)."""
-    facts = {"may_attempt_marker_durable", "capacity_reserved", "mutation_gate_open"}
+    facts = {Fact.MAY_ATTEMPT_MARKER_DURABLE, Fact.CAPACITY_RESERVED, Fact.MUTATION_GATE_OPEN}
     if transition_id in REPLAY_TRANSITIONS.values():
         # The caller asserts both facts: the plan's mutation fence is certified in this
         # environment and the replay budget remains.
-        facts |= {"certified_remote_fence", "retry_budget_remaining"}
-    elif transition_id == "retry_wait_due":
-        facts.add("retry_budget_remaining")
+        facts |= {Fact.CERTIFIED_REMOTE_FENCE, Fact.RETRY_BUDGET_REMAINING}
+    elif transition_id == Transition.RETRY_WAIT_DUE:
+        facts.add(Fact.RETRY_BUDGET_REMAINING)
         due = row.next_check_after
         if due is None or due <= tx.now():
-            facts.add("retry_delay_elapsed")
+            facts.add(Fact.RETRY_DELAY_ELAPSED)
     return frozenset(facts)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dpone.contracts._axes import ExecutionState, RemoteEffect
 from dpone.contracts._errors import DponeError
 from dpone.contracts.journal import ChildOperation, Lease, TransitionRequest
-from dpone.contracts.state import StateContract, StateTuple, Transition
+from dpone.contracts.state import Fact, ListedTransition, StateContract, StateName, StateTuple
 from dpone.journal._cas import apply_decision, guarded
 from dpone.journal._environment import environment
 from dpone.journal._fence import Interval, merge_watermark
@@ -25,7 +25,7 @@ from dpone.journal._unit import UnitOfWork
 
 MAX_OBSERVATIONS_PER_OPERATION = 64
 """Verbose observations kept per operation; older ones are pruned (the receipt stays)."""
-WITHOUT_ROWS = "sealed_without_rows"
+WITHOUT_ROWS = Fact.SEALED_WITHOUT_ROWS
 """The guard fact of finalizing an empty child without a request: the journal proves it."""
 
 
@@ -62,7 +62,7 @@ def _raise_watermark(tx: UnitOfWork, row: ChildRow) -> None:
                operation_id=origin[piece.generation])
 
 
-def _check_empty_input(tx: UnitOfWork, row: ChildRow, listed: Transition) -> None:
+def _check_empty_input(tx: UnitOfWork, row: ChildRow, listed: ListedTransition) -> None:
     """An empty child finalized without a request: the journal checks what the caller asserts.
 
     The child holds no rows and never entered SUBMITTING; one that claims a full effect
@@ -75,7 +75,7 @@ def _check_empty_input(tx: UnitOfWork, row: ChildRow, listed: Transition) -> Non
                          message=f"{listed.id}: the child holds {row.row_count} sealed row(s) "
                          f"and {row.attempt_ordinal} attempt(s); only a child without rows "
                          "is finalized without a request")
-    if listed.target == "final_not_started":
+    if listed.target == StateName.FINAL_NOT_STARTED:
         return
     if row.mutation_kind != "incremental_append":
         raise DponeError(code="journal.illegal_transition", operation_id=row.operation_id,

@@ -64,7 +64,7 @@ class PostgresJournal(JournalBase):
 
 
 if TYPE_CHECKING:
-    from dpone.contracts.journal import DeliveryJournalPort, DeliveryJournalView
+    from dpone.contracts.ports import DeliveryJournalPort, DeliveryJournalView
 
     _port: DeliveryJournalPort = PostgresJournal("postgresql://", environment_id="dev")
     _view: DeliveryJournalView = PostgresJournal("postgresql://", environment_id="dev")

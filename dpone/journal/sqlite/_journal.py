@@ -55,7 +55,7 @@ class SqliteJournal(JournalBase):
 
 
 if TYPE_CHECKING:
-    from dpone.contracts.journal import DeliveryJournalPort, DeliveryJournalView
+    from dpone.contracts.ports import DeliveryJournalPort, DeliveryJournalView
 
     _port: DeliveryJournalPort = SqliteJournal("journal.sqlite3", environment_id="dev")
     _view: DeliveryJournalView = SqliteJournal("journal.sqlite3", environment_id="dev")

@@ -11,7 +11,8 @@ import pytest
 from dpone.cli._delivery_run import SealedShape, StepPrinter
 from dpone.cli._progress import MAX_LINES, Progress
 from dpone.contracts.children import ChildDescriptor
-from dpone.contracts.journal import Axes, ChildOperation
+from dpone.contracts.design import load_state_contract
+from dpone.contracts.journal import ChildOperation
 from dpone.contracts.sealed import SealedChild
 from dpone.executor.supervisor import RetryWait
 
@@ -59,7 +60,7 @@ def _shape(total: int) -> SealedShape:
 def _finished(ordinal: int) -> ChildOperation:
     return ChildOperation.model_construct(
         ordinal=ordinal, state_name="final_succeeded_full_promoted", receipt=None,
-        attempt_ordinal=1, axes=Axes.model_construct(execution_state="FINALIZED"))
+        attempt_ordinal=1, axes=load_state_contract().tuples["final_succeeded_full_promoted"])
 
 
 def test_a_large_delivery_counts_finished_children_in_bounded_lines(

@@ -15,18 +15,18 @@ from dpone.contracts import (
     REST_DELIVERY_ERRORS,
     DponeError,
     ErrorSpec,
-    Evidence,
+    EvidenceRetention,
     ExitClass,
     Location,
     Retryability,
     Severity,
 )
 
-R, S, E = Retryability, Severity, Evidence
+R, S, E = Retryability, Severity, EvidenceRetention
 
 # Hard-coded from the spec's table (code, exit class, retryability, operator action, severity,
 # evidence). The spec is the authority; the catalog must match it exactly.
-SPEC_TABLE: dict[str, tuple[int, Retryability, str, Severity, Evidence]] = {
+SPEC_TABLE: dict[str, tuple[int, Retryability, str, Severity, EvidenceRetention]] = {
     "REST_DELIVERY_INTENT_CONFLICT": (
         2, R.NEVER, "Correct intent or create an explicit governed generation.",
         S.WARNING, E.OPERATION),
@@ -136,7 +136,7 @@ def test_every_entry_has_complete_metadata(code: str) -> None:
     assert spec.exit_class is not ExitClass.OK
     assert isinstance(spec.retryability, Retryability)
     assert isinstance(spec.severity, Severity)
-    assert isinstance(spec.evidence, Evidence)
+    assert isinstance(spec.evidence, EvidenceRetention)
     assert isinstance(spec.operator_action, str)
     assert spec.operator_action.strip()
     assert spec.operator_action == spec.operator_action.strip()

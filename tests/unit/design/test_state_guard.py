@@ -23,18 +23,18 @@ from dpone.contracts.state import (
     Evidence,
     IllegalTransition,
     LeaseKind,
+    ListedTransition,
     MonotonicityViolation,
     RefusalReason,
     RevisionConflict,
     StateContract,
     StateTuple,
-    Transition,
     TransitionGuard,
     TransitionRefused,
 )
 
 
-def evidence_for(transition: Transition, **changes: Any) -> Evidence:
+def evidence_for(transition: ListedTransition, **changes: Any) -> Evidence:
     base = Evidence(
         kind=transition.trigger.kind, name=transition.trigger.evidence, facts=transition.requires,
         reconciliation_id="rec-1" if transition.reconciliation else None,
@@ -178,9 +178,9 @@ def test_the_guard_module_is_pure() -> None:
     assert out.stdout.strip() == "[]"
 
 
-def _paths_from_initial(contract: StateContract) -> dict[str, list[Transition]]:
+def _paths_from_initial(contract: StateContract) -> dict[str, list[ListedTransition]]:
     """A shortest transition path from the initial tuple to every tuple (breadth first)."""
-    paths: dict[str, list[Transition]] = {contract.initial: []}
+    paths: dict[str, list[ListedTransition]] = {contract.initial: []}
     frontier = [contract.initial]
     while frontier:
         following = []

@@ -29,10 +29,10 @@ from dpone.contracts.state import (
     Evidence,
     IllegalTransition,
     LeaseKind,
+    ListedTransition,
     ReconciliationStep,
     RefusalReason,
     RevisionConflict,
-    Transition,
     TransitionGuard,
     TriggerKind,
 )
@@ -56,7 +56,7 @@ class DeliveryMachine(RuleBasedStateMachine):
         self.state = CONTRACT.initial_tuple
         self.counters = Counters(journal_epoch=1)
         self.snapshot = self.counters
-        self.history: list[Transition] = []
+        self.history: list[ListedTransition] = []
         self.reconciliation_ids: set[str] = set()
         self.digests: set[str] = set()
         self.serial = 0
@@ -67,10 +67,10 @@ class DeliveryMachine(RuleBasedStateMachine):
         self.state = CONTRACT.tuples[start]
 
     # -- helpers --
-    def outgoing(self) -> tuple[Transition, ...]:
+    def outgoing(self) -> tuple[ListedTransition, ...]:
         return CONTRACT.outgoing(self.state)
 
-    def evidence(self, transition: Transition) -> Evidence:
+    def evidence(self, transition: ListedTransition) -> Evidence:
         self.serial += 1
         return Evidence(
             kind=transition.trigger.kind, name=transition.trigger.evidence,
@@ -78,7 +78,7 @@ class DeliveryMachine(RuleBasedStateMachine):
             reconciliation_id=f"rec-{self.serial}" if transition.reconciliation else None,
             evidence_digest=f"sha256:{self.serial:064x}" if transition.reconciliation else None)
 
-    def check(self, transition: Transition, **overrides: object):
+    def check(self, transition: ListedTransition, **overrides: object):
         kwargs: dict[str, object] = {
             "expected_revision": self.counters.journal_revision,
             "actual_revision": self.counters.journal_revision,
@@ -92,7 +92,7 @@ class DeliveryMachine(RuleBasedStateMachine):
         kwargs.update(overrides)
         return GUARD.check(self.state, transition.id, **kwargs)  # type: ignore[arg-type]
 
-    def refused(self, exc: type[Exception], transition: Transition, **overrides: object) -> None:
+    def refused(self, exc: type[Exception], transition: ListedTransition, **overrides: object) -> None:
         before = (self.state, self.counters)
         with pytest.raises(exc):
             self.check(transition, **overrides)
