@@ -15,8 +15,8 @@ from dpone.cli._hints import Locators, resume_command
 from dpone.cli._inputs import (
     DEFAULT_JOURNAL,
     boundary_options,
-    freeze_and_seal,
     load_plan,
+    sealed_boundary,
 )
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
 from dpone.cli._report import child_rows
@@ -90,8 +90,8 @@ def deliver_command(target: str, registry: Path, interval_start: dt.datetime,
         locators = Locators.given(environment=environment.environment_id, journal=journal_url,
                                   artifacts=artifacts_url, plans=plans)
         store = open_artifact_store(artifacts_url)
-        _parent, topology = freeze_and_seal(plan, plan_digest, registry, interval_start.date(),
-                                            interval_end.date(), store)
+        topology = sealed_boundary(plan, plan_digest, registry, interval_start.date(),
+                                   interval_end.date(), store).topology
         source_change = changed_since_seal(
             store, topology, "this delivery sends the new bytes unless an admitted delivery of "
             "the boundary refuses them")

@@ -9,7 +9,7 @@ import click
 
 from dpone.artifacts import open_artifact_store
 from dpone.cli._hints import SEALING, Locators, command
-from dpone.cli._inputs import boundary_options, freeze_and_seal, load_plan
+from dpone.cli._inputs import boundary_options, load_plan, sealed_boundary
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
 from dpone.cli._report import text_table
 from dpone.cli._seal_log import changed_since_seal
@@ -78,10 +78,10 @@ def seal(target: str, registry: Path, interval_start: dt.datetime, interval_end:
     def body() -> int:
         plan, plan_digest = load_plan(target, registry, plans)
         store = open_artifact_store(artifacts_url)
-        parent, topology = freeze_and_seal(plan, plan_digest, registry, interval_start.date(),
-                                           interval_end.date(), store)
-        changed_since_seal(store, topology, "`dpone deliver` sends the bytes sealed now")
-        result = _result(parent, topology)
+        sealed = sealed_boundary(plan, plan_digest, registry, interval_start.date(),
+                                 interval_end.date(), store)
+        changed_since_seal(store, sealed.topology, "`dpone deliver` sends the bytes sealed now")
+        result = _result(sealed.parent, sealed.topology)
         if fmt == "json":
             emit_json(result)
         else:
