@@ -71,8 +71,7 @@ from dpone.contracts.design import load_state_contract
 from dpone.contracts.journal import DeliveryJournalPort
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import SealedTopology
-from dpone.executor.seal import seal_all
-from dpone.executor.source import freeze_source
+from dpone.executor.seal import seal_boundary
 from dpone.executor.supervisor import DeliveryCompleted, deliver, outbound_request
 from dpone.executor.transport import HttpTransport, OutboundRequest, transport_for
 from dpone.journal.sqlite import SqliteJournal
@@ -186,12 +185,14 @@ class Sealed:
 def seal(registry: Path, workload: str, root: Path) -> Sealed:
     compiled = compile_workload(registry / "workloads" / f"{workload}.yaml", registry)
     store = LocalArtifactStore(root)
-    parent, freeze_s = timed(lambda: freeze_source(
-        compiled.plan, registry_root=registry, interval_start=INTERVAL[0],
-        interval_end=INTERVAL[1], artifacts=store))
-    topology, seal_s = timed(lambda: seal_all(compiled.plan, compiled.digest, parent,
-                                              store.root / parent.artifact.key, store))
-    return Sealed(workload, compiled.plan, topology, store, freeze_s, seal_s)
+    start = time.perf_counter()
+    frozen_at: list[float] = []
+    sealed = seal_boundary(compiled.plan, compiled.digest, store, registry_root=registry,
+                           interval_start=INTERVAL[0], interval_end=INTERVAL[1],
+                           on_frozen=lambda _parent: frozen_at.append(time.perf_counter()))
+    end = time.perf_counter()
+    return Sealed(workload, compiled.plan, sealed.topology, store, frozen_at[0] - start,
+                  end - frozen_at[0])
 
 
 # -- scenarios -------------------------------------------------------------------------------

@@ -11,8 +11,7 @@ from dpone.compiler import compile_workload
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import SealedTopology
 from dpone.contracts.source_parent import SourceParent
-from dpone.executor.seal import seal_all
-from dpone.executor.source import freeze_source
+from dpone.executor.seal import seal_boundary
 
 
 @dataclass(frozen=True)
@@ -29,8 +28,6 @@ def seal_example(workload: Path, registry: Path, root: Path,
     """``workload`` compiled against ``registry``, frozen over ``interval`` and sealed at ``root``."""
     compiled = compile_workload(workload, registry)
     store = LocalArtifactStore(root)
-    parent = freeze_source(compiled.plan, registry_root=registry, interval_start=interval[0],
-                           interval_end=interval[1], artifacts=store)
-    topology = seal_all(compiled.plan, compiled.digest, parent, store.root / parent.artifact.key,
-                        store)
-    return SealedExample(compiled.plan, compiled.digest, parent, topology, store)
+    sealed = seal_boundary(compiled.plan, compiled.digest, store, registry_root=registry,
+                           interval_start=interval[0], interval_end=interval[1])
+    return SealedExample(compiled.plan, compiled.digest, sealed.parent, sealed.topology, store)

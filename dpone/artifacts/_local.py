@@ -150,6 +150,11 @@ class LocalArtifactStore:
         digest, size = existing
         return ArtifactRef(key=key, digest=digest, size=size)
 
+    def local_file(self, key: str) -> Path | None:
+        """The artifact's own file under the root (None when there is none)."""
+        path = self._path(key)
+        return path if path.is_file() else None
+
     def _open(self, key: str) -> BinaryIO:
         path = self._path(key)
         try:

@@ -26,6 +26,7 @@ import hashlib
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 from dpone.artifacts._common import (
@@ -255,6 +256,11 @@ class S3ArtifactStore:
         if existing is None:
             return None
         return ArtifactRef(key=key, digest=existing[0], size=existing[1])
+
+    def local_file(self, key: str) -> Path | None:
+        """None: objects live in the bucket; read them with :meth:`open_stream`."""
+        validate_key(key)
+        return None
 
     def _read_existing(self, name: str, key: str) -> tuple[str, int] | None:
         """Digest and size of the object now at ``name``, or None when there is none."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from dpone.contracts.documents import LikelyCause
 from dpone.contracts.journal import ChildOperation
 
 _MEANINGS: Final[Mapping[int, str]] = {
@@ -38,12 +39,12 @@ def _meaning(status: int) -> str:
 
 
 def likely_cause(child: ChildOperation,
-                 attempts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """``{"likely_cause": {...}}`` when ``child`` stopped on a submit answer, else ``{}``."""
+                 attempts: Sequence[Mapping[str, Any]]) -> LikelyCause | None:
+    """The likely cause when ``child`` stopped on a submit answer, else None."""
     status = (child.receipt or {}).get("http_status")
     outcome = attempts[-1].get("outcome") if attempts else None
     if not isinstance(status, int) or isinstance(status, bool):
-        return {}
+        return None
     if outcome in _UNRECOGNIZED and child.last_error_code == "REST_DELIVERY_PROTOCOL_UNKNOWN":
         if outcome == "replay_response_not_recognized":
             why = ("answered to a same-key replay, it proves nothing about the earlier attempt, "
@@ -56,5 +57,5 @@ def likely_cause(child: ChildOperation,
         summary = (f"receiver answered {status}: {_meaning(status)} the profile certifies as "
                    "refused before effect; nothing was applied")
     else:
-        return {}
-    return {"likely_cause": {"http_status": status, "summary": summary}}
+        return None
+    return LikelyCause(http_status=status, summary=summary)

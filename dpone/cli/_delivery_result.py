@@ -8,7 +8,7 @@ the journal's state of every child; its exit code is the error's catalog class).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -19,6 +19,18 @@ from dpone.cli._hints import Locators, inspect_command, resume_command
 from dpone.cli._output import emit_json
 from dpone.cli._report import empty_note, render_table
 from dpone.contracts import ERROR_CATALOG, DponeError, Retryability
+from dpone.contracts.documents import (
+    BlockedResult,
+    BlockedSection,
+    ChildRow,
+    CompletedResult,
+    Interval,
+    PendingResult,
+    PendingSection,
+    SourceChange,
+    StoppedResult,
+    StoppedSection,
+)
 from dpone.contracts.journal import DeliveryJournalView, ParentOperation
 from dpone.executor.supervisor import DeliveryBlocked, DeliveryPending, DeliveryResult
 
@@ -46,6 +58,8 @@ class DeliveryStopped:
 
 
 RunResult = DeliveryResult | DeliveryStopped
+AdmittedResult = CompletedResult | PendingResult | BlockedResult | StoppedResult
+"""The ``dpone.delivery_result.v1`` document of an admitted delivery."""
 
 
 def stopped(error: DponeError, journal: DeliveryJournalView, parent_id: str) -> DeliveryStopped:
@@ -76,69 +90,71 @@ def next_command(result: RunResult, locators: Locators, *, wait: bool) -> str:
     return inspect_command(result.parent_id, locators)
 
 
-def _stopped(result: DeliveryStopped, next_step: str) -> dict[str, Any]:
+def _stopped(result: DeliveryStopped, next_step: str) -> StoppedSection:
     error = result.error
-    return {"code": error.code, "message": error.message, "operation_id": error.operation_id,
-            "hint": error.hint or f"{error.spec.operator_action} Next: {next_step}",
-            "exit_code": error.exit_code, "retryability": error.spec.retryability.value,
-            "details": error.details}
+    return StoppedSection(
+        code=error.code, message=error.message, operation_id=error.operation_id,
+        hint=error.hint or f"{error.spec.operator_action} Next: {next_step}",
+        exit_code=error.exit_code, retryability=error.spec.retryability, details=error.details)
 
 
-def result_document(result: RunResult, shape: SealedShape, children: list[dict[str, Any]],
-                    next_step: str) -> dict[str, Any]:
-    """The ``dpone.delivery_result.v1`` document of ``result``."""
-    document: dict[str, Any] = {
-        "schema": "dpone.delivery_result.v1", "status": result.kind,
-        "parent_id": result.parent_id, "checkpoint_frontier": result.checkpoint_frontier,
-        "children_total": len(shape.children), "rows_total": shape.rows_total,
-        "boundary": {"from": shape.boundary_from.isoformat(),
-                     "to": shape.boundary_to.isoformat()},
-        "children": children, "next_command": next_step}
+def _blocked(result: DeliveryBlocked) -> BlockedSection:
+    spec = ERROR_CATALOG[result.code]
+    return BlockedSection(code=result.code, operation_id=result.operation_id,
+                          remote_effect=result.remote_effect, evidence=result.evidence,
+                          allowed_actions=result.allowed_actions,
+                          operator_action=spec.operator_action, exit_code=spec.exit_code)
+
+
+def result_document(result: RunResult, shape: SealedShape, children: Sequence[ChildRow],
+                    next_step: str,
+                    extra: Mapping[str, SourceChange | None] | None = None) -> AdmittedResult:
+    """The ``dpone.delivery_result.v1`` document of ``result``; ``extra`` adds the fields only
+    `dpone deliver` writes (``source_changed_since_seal``)."""
+    common: dict[str, Any] = {
+              "parent_id": result.parent_id, "checkpoint_frontier": result.checkpoint_frontier,
+              "children_total": len(shape.children), "rows_total": shape.rows_total,
+              "boundary": Interval.of(shape.boundary_from, shape.boundary_to),
+              "children": tuple(children), "next_command": next_step, **(extra or {})}
     if isinstance(result, DeliveryStopped):
-        document["stopped"] = _stopped(result, next_step)
+        return StoppedResult(stopped=_stopped(result, next_step), **common)
     if isinstance(result, DeliveryBlocked):
-        spec = ERROR_CATALOG[result.code]
-        document["blocked"] = {"code": result.code, "operation_id": result.operation_id,
-                               "remote_effect": result.remote_effect.value,
-                               "evidence": result.evidence,
-                               "allowed_actions": list(result.allowed_actions),
-                               "operator_action": spec.operator_action,
-                               "exit_code": spec.exit_code}
+        return BlockedResult(blocked=_blocked(result), **common)
     if isinstance(result, DeliveryPending):
-        document["pending"] = {"operation_id": result.operation_id, "ordinal": result.ordinal,
-                               "continuation_kind": result.continuation_kind,
-                               "next_check_after": result.next_check_after.isoformat()
-                               if result.next_check_after else None}
-    return document
+        return PendingResult(pending=PendingSection(
+            operation_id=result.operation_id, ordinal=result.ordinal,
+            continuation_kind=result.continuation_kind,
+            next_check_after=result.next_check_after), **common)
+    return CompletedResult(**common)
 
 
-def result_text(document: dict[str, Any], result: RunResult) -> str:
+def result_text(document: AdmittedResult, result: RunResult) -> str:
     """The summary for people: the children table, the outcome and the next command."""
-    boundary = document["boundary"]
-    lines = [render_table(document["children"]), ""]
-    head = (f"{result.kind}: [{boundary['from']}, {boundary['to']}) "
-            f"{document['rows_total']} rows in {document['children_total']} child(ren); "
-            f"frontier {result.checkpoint_frontier}/{document['children_total']}")
+    lines = [render_table(document.children), ""]
+    head = (f"{result.kind}: {document.boundary.render()} "
+            f"{document.rows_total} rows in {document.children_total} child(ren); "
+            f"frontier {result.checkpoint_frontier}/{document.children_total}")
     lines.append(head)
-    lines += [note for note in (empty_note(document["children"]),) if note]
+    lines += [note for note in (empty_note(document.children),) if note]
     lines.append(f"  parent {result.parent_id}")
-    if isinstance(result, DeliveryStopped):
-        stopped = document["stopped"]
-        lines += [f"  {stopped['code']}: {stopped['message']}"]
-        if stopped["operation_id"]:
-            lines.append(f"  operation {stopped['operation_id']}")
+    if isinstance(document, StoppedResult) and isinstance(result, DeliveryStopped):
+        stopped = document.stopped
+        lines += [f"  {stopped.code}: {stopped.message}"]
+        if stopped.operation_id:
+            lines.append(f"  operation {stopped.operation_id}")
         lines.append(f"  hint: {result.error.fix_hint}")
-    elif isinstance(result, DeliveryBlocked):
-        blocked = document["blocked"]
-        lines += [f"  {result.code}: remote effect {blocked['remote_effect']}",
+    elif isinstance(document, BlockedResult) and isinstance(result, DeliveryBlocked):
+        blocked = document.blocked
+        lines += [f"  {result.code}: remote effect {blocked.remote_effect}",
                   f"  operation {result.operation_id}",
-                  f"  hint: {blocked['operator_action']}",
+                  f"  hint: {blocked.operator_action}",
                   f"  allowed next actions: {', '.join(result.allowed_actions)}"]
-    elif isinstance(result, DeliveryPending):
+    elif isinstance(document, PendingResult) and isinstance(result, DeliveryPending):
+        due = document.pending.next_check_after
         lines.append(f"  child {result.ordinal} holds receipt {result.receipt.get('id', '')}; "
-                     f"next check after {document['pending']['next_check_after']}; observing "
+                     f"next check after {due.isoformat() if due else None}; observing "
                      "it again resends nothing")
-    lines.append(f"  next: {document['next_command']}")
+    lines.append(f"  next: {document.next_command}")
     return "\n".join(lines)
 
 
@@ -151,14 +167,14 @@ def exit_code(result: RunResult) -> int:
     return 0
 
 
-def emit_result(result: RunResult, shape: SealedShape, children: list[dict[str, Any]],
+def emit_result(result: RunResult, shape: SealedShape, children: Sequence[ChildRow],
                 fmt: str, locators: Locators, *, wait: bool,
-                extra: Mapping[str, Any] | None = None) -> int:
+                extra: Mapping[str, SourceChange | None] | None = None) -> int:
     """Write the result (JSON document or text summary) to stdout; returns the exit code.
 
     ``extra`` adds fields to the JSON document (the text summary's warnings go to stderr)."""
-    document = result_document(result, shape, children, next_command(result, locators, wait=wait))
-    document.update(extra or {})
+    document = result_document(result, shape, children, next_command(result, locators, wait=wait),
+                               extra)
     if fmt == "json":
         emit_json(document)
     else:

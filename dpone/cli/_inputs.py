@@ -11,26 +11,20 @@ import contextlib
 import datetime as dt
 import json
 import re
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from pydantic import ValidationError
 
-from dpone.artifacts import LocalArtifactStore
 from dpone.cli._progress import Progress
-from dpone.codecs import PayloadEncodingError
 from dpone.compiler import compile_workload
 from dpone.contracts import DponeError
 from dpone.contracts.journal import DeliveryJournalPort, DeliveryJournalView, ParentOperation
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ImmutableArtifactPort
-from dpone.contracts.sealed import SealedTopology
-from dpone.contracts.source_parent import SourceParent
-from dpone.executor.seal import seal_all
-from dpone.executor.source import freeze_source
+from dpone.executor.seal import SealedBoundary, seal_boundary
 from dpone.journal.sqlite import SqliteJournal
 from dpone.plans import read_plan, write_plan
 
@@ -124,26 +118,18 @@ def journal_options(plans_help: str) -> Callable[[_F], _F]:
     return decorate
 
 
-def freeze_and_seal(plan: RestDeliveryPlan, plan_digest: str, registry: Path,
+def sealed_boundary(plan: RestDeliveryPlan, plan_digest: str, registry: Path,
                     interval_start: dt.date, interval_end: dt.date,
-                    store: ImmutableArtifactPort) -> tuple[SourceParent, SealedTopology]:
-    """Freeze the boundary and seal every child, with progress on stderr.
-
-    A value the payload codec cannot encode is ``source.type_mismatch`` naming its column.
-    """
-    parent = freeze_source(plan, registry_root=registry, interval_start=interval_start,
-                           interval_end=interval_end, artifacts=store)
+                    store: ImmutableArtifactPort) -> SealedBoundary:
+    """Freeze the boundary and seal every child (:func:`~dpone.executor.seal.seal_boundary`),
+    with progress on stderr."""
     progress = Progress("sealing", "sealed child")
     try:
-        with parent_file(store, parent) as path:
-            topology = seal_all(plan, plan_digest, parent, path, store, progress=progress)
-    except PayloadEncodingError as error:
-        column = error.column if error.column is not None else "(schema)"
-        raise DponeError(code="source.type_mismatch", message=f"column {column!r}: {error.reason}",
-                         details={"column": error.column, "row": error.row}) from error
+        return seal_boundary(plan, plan_digest, store, registry_root=registry,
+                             interval_start=interval_start, interval_end=interval_end,
+                             progress=progress)
     finally:
         progress.close()
-    return parent, topology
 
 
 def load_plan(target: str, registry: Path, plans: Path, *,
@@ -200,20 +186,6 @@ def load_delivery(journal: DeliveryJournalView, parent_id: str,
         raise DponeError(code="journal.not_found",
                          message=f"no child {child_id} in delivery {parent_id}")
     return parent
-
-
-@contextlib.contextmanager
-def parent_file(store: ImmutableArtifactPort, parent: SourceParent) -> Iterator[Path]:
-    """A local path of the parent's IPC file: the store's own file, or a scratch copy."""
-    if isinstance(store, LocalArtifactStore):
-        yield store.root / parent.artifact.key
-        return
-    with tempfile.TemporaryDirectory(prefix="dpone-seal-") as scratch:
-        path = Path(scratch) / "parent.arrow"
-        with path.open("wb") as handle:
-            for chunk in store.open_stream(parent.artifact.key):
-                handle.write(chunk)
-        yield path
 
 
 def open_journal(url: str, *, environment_id: str, tier: str = "development",

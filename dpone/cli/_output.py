@@ -10,6 +10,7 @@ from contextvars import ContextVar
 from typing import Any
 
 import click
+from pydantic import BaseModel
 
 from dpone.contracts import DponeError
 
@@ -33,13 +34,15 @@ def wants_json(argv: Sequence[str]) -> bool:
     return False
 
 
-def emit_json(document: dict[str, Any]) -> None:
-    click.echo(json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False))
+def emit_json(document: BaseModel) -> None:
+    """``document`` (a model of :mod:`dpone.contracts.documents`) as indented JSON, keys sorted."""
+    click.echo(json.dumps(document.model_dump(mode="json", by_alias=True), indent=2,
+                          sort_keys=True, ensure_ascii=False))
 
 
 def render_error(error: DponeError, fmt: str) -> None:
     if fmt == "json":
-        emit_json(error.to_document())
+        emit_json(error.document())
         return
     where = error.location.render() if error.location else None
     lines = [click.style("error", fg="red", bold=True) + (f": {where}" if where else "")]

@@ -6,9 +6,9 @@ or raw response bodies.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from typing import Any
+from collections.abc import Collection, Mapping, Sequence
 
+from dpone.contracts.documents import ChildRow, Interval, ReceiptScalar
 from dpone.contracts.journal import ChildOperation, ParentOperation
 from dpone.contracts.sealed import SealedChild
 
@@ -17,32 +17,32 @@ RECEIPT_FIELDS = ("id", "batch_id", "http_status", "phase", "accepted_rows", "re
 
 
 def child_row(child: ChildOperation, rows: int | None = None,
-              wire_bytes: int | None = None) -> dict[str, Any]:
+              wire_bytes: int | None = None) -> ChildRow:
     """One child as the reports show it: journal facts and bounded receipt scalars only."""
     receipt = child.receipt or {}
-    return {
-        "ordinal": child.ordinal,
-        "operation_id": child.operation_id,
-        "scope": {"from": child.scope_from.isoformat(), "to": child.scope_to.isoformat()},
-        "rows": rows,
-        "wire_bytes": wire_bytes,
-        "state_name": child.state_name,
-        "axes": child.axes.to_document(),
-        "attempt_ordinal": child.attempt_ordinal,
-        "observation_ordinal": child.observation_ordinal,
-        "receipt": {key: receipt[key] for key in RECEIPT_FIELDS
-                    if isinstance(receipt.get(key), str | int)},
-        "last_error_code": child.last_error_code,
-        "empty_input": child.empty_input,
-        "next_check_after": child.next_check_after.isoformat() if child.next_check_after else None,
-        "delivery_key": child.delivery_key,
-        "payload_key": child.payload_key,
-        "payload_digest": child.payload_digest,
-    }
+    return ChildRow(
+        ordinal=child.ordinal,
+        operation_id=child.operation_id,
+        scope=Interval.of(child.scope_from, child.scope_to),
+        rows=rows,
+        wire_bytes=wire_bytes,
+        state_name=child.state_name,
+        axes=child.axes,
+        attempt_ordinal=child.attempt_ordinal,
+        observation_ordinal=child.observation_ordinal,
+        receipt={key: receipt[key] for key in RECEIPT_FIELDS
+                 if isinstance(receipt.get(key), str | int)},
+        last_error_code=child.last_error_code,
+        empty_input=child.empty_input,
+        next_check_after=child.next_check_after,
+        delivery_key=child.delivery_key,
+        payload_key=child.payload_key,
+        payload_digest=child.payload_digest,
+    )
 
 
 def child_rows(parent: ParentOperation,
-               sealed_children: Sequence[SealedChild] = ()) -> list[dict[str, Any]]:
+               sealed_children: Sequence[SealedChild] = ()) -> list[ChildRow]:
     """Every child in ordinal order, with sealed rows and wire bytes when the sealed children
     are given."""
     sealed = {c.descriptor.ordinal: c.descriptor for c in sealed_children}
@@ -59,7 +59,7 @@ _HEADER = ("#", "scope", "rows", "bytes", "state", "effect", "ack", "verified", 
 _NUMERIC = frozenset({"#", "rows", "bytes", "attempts"})
 
 
-def _receipt_text(receipt: dict[str, Any]) -> str:
+def _receipt_text(receipt: Mapping[str, ReceiptScalar]) -> str:
     shown = str(receipt.get("id") or receipt.get("batch_id") or "")
     if "accepted_rows" in receipt:
         shown += f" accepted={receipt['accepted_rows']}"
@@ -80,40 +80,40 @@ _EMPTY_NOTES = {"skipped": ("skipped, nothing sent (no checkpoint of its own; th
                 "verified": ("verified 0 of 0 rows and promoted, nothing sent",) * 2}
 
 
-def _state_text(child: dict[str, Any]) -> str:
-    return _EMPTY_STATES.get(child.get("empty_input") or "", "{}").format(child["state_name"])
+def _state_text(child: ChildRow) -> str:
+    return _EMPTY_STATES.get(child.empty_input or "", "{}").format(child.state_name)
 
 
-def _checkpoint_text(child: dict[str, Any]) -> str:
+def _checkpoint_text(child: ChildRow) -> str:
     """A child skipped as empty input takes no checkpoint of its own (the frontier passes over
     it): ``-`` rather than the journal's BLOCKED axis, which would read as a stop."""
-    return "-" if child.get("empty_input") == "skipped" else str(child["axes"]["checkpoint_state"])
+    return "-" if child.empty_input == "skipped" else str(child.axes.checkpoint_state)
 
 
-def empty_note(children: list[dict[str, Any]]) -> str | None:
+def empty_note(children: Sequence[ChildRow]) -> str | None:
     """One summary line for the children finalized without a request because they hold no
     rows, or None when there are none."""
-    counts = {kind: sum(child.get("empty_input") == kind for child in children)
+    counts = {kind: sum(child.empty_input == kind for child in children)
               for kind in _EMPTY_NOTES}
     parts = [f"{n} {_EMPTY_NOTES[kind][n > 1]}" for kind, n in counts.items() if n]
     return f"  empty child(ren): {'; '.join(parts)}" if parts else None
 
 
-def render_table(children: list[dict[str, Any]]) -> str:
+def render_table(children: Sequence[ChildRow]) -> str:
     """One line per child; the rows and bytes columns only when the sealed sizes are known."""
-    sized = any(child["rows"] is not None for child in children)
+    sized = any(child.rows is not None for child in children)
     header = [name for name in _HEADER if sized or name not in ("rows", "bytes")]
     rows = []
     for child in children:
-        axes = child["axes"]
-        cells = {"#": str(child["ordinal"]),
-                 "scope": f"[{child['scope']['from']}, {child['scope']['to']})",
-                 "rows": "" if child["rows"] is None else str(child["rows"]),
-                 "bytes": "" if child["wire_bytes"] is None else str(child["wire_bytes"]),
-                 "state": _state_text(child), "effect": axes["remote_effect"],
-                 "ack": axes["acknowledgement_state"], "verified": axes["verification_state"],
-                 "checkpoint": _checkpoint_text(child), "attempts": str(child["attempt_ordinal"]),
-                 "receipt": _receipt_text(child["receipt"])}
+        axes = child.axes
+        cells = {"#": str(child.ordinal),
+                 "scope": child.scope.render(),
+                 "rows": "" if child.rows is None else str(child.rows),
+                 "bytes": "" if child.wire_bytes is None else str(child.wire_bytes),
+                 "state": _state_text(child), "effect": axes.remote_effect,
+                 "ack": axes.acknowledgement_state, "verified": axes.verification_state,
+                 "checkpoint": _checkpoint_text(child), "attempts": str(child.attempt_ordinal),
+                 "receipt": _receipt_text(child.receipt)}
         rows.append(tuple(cells[name] for name in header))
     return text_table(header, rows, _NUMERIC)
 

@@ -3,17 +3,16 @@ deliver``): both record every seal (:func:`dpone.executor.seal.record_seal`) and
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
+from dpone.contracts.documents import SourceChange
 from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.contracts.sealed import SealedTopology
 from dpone.executor.seal import record_seal, seal_record_key
 
 
 def changed_since_seal(store: ImmutableArtifactPort, topology: SealedTopology,
-                       consequence: str) -> dict[str, Any] | None:
+                       consequence: str) -> SourceChange | None:
     """Record this seal; when the last seal of the same plan and boundary froze other source
     bytes, warn on stderr (ending with ``consequence``) and return what differs (None when
     nothing did)."""
@@ -24,6 +23,7 @@ def changed_since_seal(store: ImmutableArtifactPort, topology: SealedTopology,
                f"the frozen parent {topology.parent_digest} ({topology.total_rows} rows) is not "
                f"{previous.parent_digest} ({previous.total_rows} rows) recorded in "
                f"{seal_record_key(previous)}; {consequence}", err=True)
-    return {"sealed_parent_digest": previous.parent_digest, "sealed_rows": previous.total_rows,
-            "seal_record": seal_record_key(previous),
-            "frozen_parent_digest": topology.parent_digest, "frozen_rows": topology.total_rows}
+    return SourceChange(sealed_parent_digest=previous.parent_digest,
+                        sealed_rows=previous.total_rows, seal_record=seal_record_key(previous),
+                        frozen_parent_digest=topology.parent_digest,
+                        frozen_rows=topology.total_rows)

@@ -11,6 +11,16 @@ from dpone.cli._hints import command
 from dpone.cli._inputs import DEFAULT_PLANS
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
 from dpone.compiler import CompiledPlan, compile_workload
+from dpone.contracts.documents import (
+    BindingSummary,
+    CheckResult,
+    CompileSummary,
+    DigestSummary,
+    FenceSummary,
+    MutationSummary,
+    PlanResult,
+    ProfileSummary,
+)
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.plans import write_plan
 
@@ -25,49 +35,51 @@ def _compile(workload: Path, registry: Path) -> CompiledPlan:
                             registry_display=str(registry))
 
 
-def _digests(compiled: CompiledPlan) -> dict[str, str]:
+def _digests(compiled: CompiledPlan) -> DigestSummary:
     plan = compiled.plan
-    return {
-        "plan": compiled.digest,
-        "operation_semantics": plan.profile.operation_semantics_digest,
-        "execution_policy": plan.profile.execution_policy_digest,
-        "profile_contract": plan.profile.profile_contract_digest,
-        "receiver_binding_semantics": plan.binding.receiver_binding_semantics_digest,
-        "operation_namespace": plan.environment.operation_namespace,
-        "effect_conflict_domain": plan.effect_conflict_domain,
-    }
+    return DigestSummary(
+        plan=compiled.digest,
+        operation_semantics=plan.profile.operation_semantics_digest,
+        execution_policy=plan.profile.execution_policy_digest,
+        profile_contract=plan.profile.profile_contract_digest,
+        receiver_binding_semantics=plan.binding.receiver_binding_semantics_digest,
+        operation_namespace=plan.environment.operation_namespace,
+        effect_conflict_domain=plan.effect_conflict_domain,
+    )
 
 
-def _window_rule(plan: RestDeliveryPlan) -> dict[str, Any]:
-    """The planner's rule for this plan (see docs/planner.md): how long windows may be, where
-    that comes from, and the child budget."""
+def _mutation(plan: RestDeliveryPlan) -> MutationSummary:
+    """The mutation and the planner's rule for this plan (see docs/planner.md): how long
+    windows may be, where that comes from, and the child budget."""
     limits = plan.effective_limits
     preferred = plan.workload.sink.delivery_overrides.preferred_window_days
-    return {"window_days": limits.window_days,
-            "window_days_from": "workload" if preferred is not None else "profile_default",
-            "window_days_range": [limits.preferred_window_days.min,
-                                  limits.preferred_window_days.max],
-            "max_children": limits.max_children}
+    return MutationSummary(
+        kind=plan.source_boundary.mutation_kind, scope_field=plan.source_boundary.scope_field,
+        window_days=limits.window_days,
+        window_days_from="workload" if preferred is not None else "profile_default",
+        window_days_range=(limits.preferred_window_days.min, limits.preferred_window_days.max),
+        max_children=limits.max_children)
 
 
 def _summary(compiled: CompiledPlan) -> dict[str, Any]:
+    """The fields of :class:`CompileSummary` (shared by the check and plan documents)."""
     plan = compiled.plan
     profile = plan.profile.snapshot
     body = profile.request.body.payload_format
     return {
         "workload": plan.logical_route_id,
-        "files": list(compiled.checked_files),
-        "profile": {"ref": plan.profile.ref, "family": profile.protocol_family,
-                    "request": f"{profile.request.method} {profile.request.path}",
-                    "body": f"{profile.request.body.type} {body.format}"
-                            + (f"+{body.compression}" if body.compression != "none" else "")},
-        "binding": {"ref": plan.binding.ref, "authority": plan.binding.snapshot.authority,
-                    "environment": plan.environment.ref,
-                    "tier": plan.environment.snapshot.tier},
-        "mutation": {"kind": plan.source_boundary.mutation_kind,
-                     "scope_field": plan.source_boundary.scope_field,
-                     **_window_rule(plan)},
-        "fence": {"type": plan.fence.type, "certified": plan.fence.certified_in_environment},
+        "files": tuple(compiled.checked_files),
+        "profile": ProfileSummary(
+            ref=plan.profile.ref, family=profile.protocol_family,
+            request=f"{profile.request.method} {profile.request.path}",
+            body=f"{profile.request.body.type} {body.format}"
+                 + (f"+{body.compression}" if body.compression != "none" else "")),
+        "binding": BindingSummary(ref=plan.binding.ref, authority=plan.binding.snapshot.authority,
+                                  environment=plan.environment.ref,
+                                  tier=plan.environment.snapshot.tier),
+        "mutation": _mutation(plan),
+        "fence": FenceSummary(type=plan.fence.type,
+                              certified=plan.fence.certified_in_environment),
         "digests": _digests(compiled),
     }
 
@@ -78,24 +90,25 @@ _WINDOW_FROM = {"workload": "workload preferred_window_days",
                 "profile_default": "profile default preferred_window_days"}
 
 
-def _text(summary: dict[str, Any], header: str) -> str:
-    p, b, m, f = summary["profile"], summary["binding"], summary["mutation"], summary["fence"]
+def _text(summary: CompileSummary, header: str) -> str:
+    p, b, m, f = summary.profile, summary.binding, summary.mutation, summary.fence
     rows = [
         header,
-        f"  files        {', '.join(summary['files'])}",
-        f"  profile      {p['ref']} ({p['family']}: {p['request']}, {p['body']})",
-        f"  binding      {b['ref']} -> {b['authority']} ({b['environment']}, {b['tier']})",
-        f"  mutation     {m['kind']} by {m['scope_field']} ({_DAY_RULE[m['kind']]})",
-        f"  windows      up to {m['window_days']} day(s) each ({_WINDOW_FROM[m['window_days_from']]};"
-        f" profile allows {m['window_days_range'][0]}..{m['window_days_range'][1]}),",
+        f"  files        {', '.join(summary.files)}",
+        f"  profile      {p.ref} ({p.family}: {p.request}, {p.body})",
+        f"  binding      {b.ref} -> {b.authority} ({b.environment}, {b.tier})",
+        f"  mutation     {m.kind} by {m.scope_field} ({_DAY_RULE[m.kind]})",
+        f"  windows      up to {m.window_days} day(s) each ({_WINDOW_FROM[m.window_days_from]};"
+        f" profile allows {m.window_days_range[0]}..{m.window_days_range[1]}),",
         "               shorter only where a planning limit or the boundary end forces it",
-        f"  children     at most {m['max_children']} per boundary (limits.max_children)",
-        f"  fence        {f['type']}"
-        + (" (certified here)" if f["certified"] else " (not certified: no automatic resend)"),
+        f"  children     at most {m.max_children} per boundary (limits.max_children)",
+        f"  fence        {f.type}"
+        + (" (certified here)" if f.certified else " (not certified: no automatic resend)"),
         "  digests",
     ]
-    width = max(len(k) for k in summary["digests"])
-    rows += [f"    {k.ljust(width)}  {v}" for k, v in summary["digests"].items()]
+    digests = summary.digests.model_dump()
+    width = max(len(k) for k in digests)
+    rows += [f"    {k.ljust(width)}  {v}" for k, v in digests.items()]
     return "\n".join(rows)
 
 
@@ -108,11 +121,11 @@ def check(workload: Path, registry: Path, fmt: str) -> None:
 
     def body() -> int:
         compiled = _compile(workload, registry)
-        summary = _summary(compiled)
+        result = CheckResult(**_summary(compiled))
         if fmt == "json":
-            emit_json({"schema": "dpone.check_result.v1", "status": "ok", **summary})
+            emit_json(result)
         else:
-            click.echo(_text(summary, f"ok: {workload} compiles"))
+            click.echo(_text(result, f"ok: {workload} compiles"))
             click.echo("next: " + command("plan", str(workload), "--registry", str(registry)))
         return 0
 
@@ -132,12 +145,12 @@ def plan(workload: Path, registry: Path, out: Path, fmt: str) -> None:
     def body() -> int:
         compiled = _compile(workload, registry)
         path, written = write_plan(out, compiled.digest, compiled.canonical)
-        summary = _summary(compiled)
+        result = PlanResult(path=str(path), written=written, plan_digest=compiled.digest,
+                            **_summary(compiled))
         if fmt == "json":
-            emit_json({"schema": "dpone.plan_result.v1", "status": "ok", "path": str(path),
-                       "written": written, "plan_digest": compiled.digest, **summary})
+            emit_json(result)
         else:
-            click.echo(_text(summary, f"plan {compiled.digest}"))
+            click.echo(_text(result, f"plan {compiled.digest}"))
             state = "written" if written else "unchanged (same digest, same bytes)"
             click.echo(f"  file         {path} ({state})")
         return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import click
 
@@ -16,13 +16,14 @@ from dpone.cli._hints import Locators, inspect_command, resume_command
 from dpone.cli._inputs import (
     DEFAULT_JOURNAL,
     boundary_options,
-    freeze_and_seal,
     load_plan,
+    sealed_boundary,
 )
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
 from dpone.cli._report import child_rows
 from dpone.cli._seal_log import changed_since_seal
 from dpone.contracts import DponeError
+from dpone.contracts.documents import EmptyResult, Interval, SourceChange
 from dpone.contracts.journal import DeliveryJournalPort, DeliveryJournalView, ParentOperation
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import SealedTopology
@@ -36,17 +37,15 @@ from dpone.executor.supervisor import (
 
 
 def _empty(plan: RestDeliveryPlan, topology: SealedTopology, fmt: str,
-           extra: dict[str, Any]) -> int:
+           source_change: SourceChange | None) -> int:
     """No rows in the boundary: nothing is admitted or sent (the profile's empty_input policy)."""
     policy = plan.profile.snapshot.result_policy.empty_input
-    boundary = {"from": topology.coverage.boundary_from.isoformat(),
-                "to": topology.coverage.boundary_to.isoformat()}
+    boundary = Interval.of(topology.coverage.boundary_from, topology.coverage.boundary_to)
     if fmt == "json":
-        emit_json({"schema": "dpone.delivery_result.v1", "status": "empty", "boundary": boundary,
-                   "empty_input": policy, "children_total": 0, "rows_total": 0, "children": [],
-                   **extra})
+        emit_json(EmptyResult(boundary=boundary, empty_input=policy, children_total=0,
+                              rows_total=0, children=(), source_changed_since_seal=source_change))
     else:
-        click.echo(f"empty: [{boundary['from']}, {boundary['to']}) holds no rows; nothing was "
+        click.echo(f"empty: {boundary.render()} holds no rows; nothing was "
                    f"admitted or sent (empty_input: {policy})")
     return 0
 
@@ -122,13 +121,13 @@ def deliver_command(target: str, registry: Path, interval_start: dt.datetime,
         locators = Locators.given(environment=environment.environment_id, journal=journal_url,
                                   artifacts=artifacts_url, plans=plans)
         store = open_artifact_store(artifacts_url)
-        _parent, topology = freeze_and_seal(plan, plan_digest, registry, interval_start.date(),
-                                            interval_end.date(), store)
-        extra = {"source_changed_since_seal": changed_since_seal(
+        topology = sealed_boundary(plan, plan_digest, registry, interval_start.date(),
+                                   interval_end.date(), store).topology
+        source_change = changed_since_seal(
             store, topology, "this delivery sends the new bytes unless an admitted delivery of "
-            "the boundary refuses them")}
+            "the boundary refuses them")
         if not topology.children:
-            return _empty(plan, topology, fmt, extra)
+            return _empty(plan, topology, fmt, source_change)
         with delivery_ports(plan, journal_url, environment_id=environment.environment_id,
                             announce=f"delivering {len(topology.children)} child(ren)") as (
                 journal, transport):
@@ -148,6 +147,7 @@ def deliver_command(target: str, registry: Path, interval_start: dt.datetime,
             finally:
                 printer.close()
             children = child_rows(journal.load_parent(result.parent_id), topology.children)
-        return emit_result(result, shape, children, fmt, locators, wait=wait, extra=extra)
+        return emit_result(result, shape, children, fmt, locators, wait=wait,
+                           extra={"source_changed_since_seal": source_change})
 
     run_guarded(fmt, body)

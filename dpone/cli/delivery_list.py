@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from typing import Any
 
 import click
 
@@ -25,6 +24,7 @@ from dpone.cli._inputs import (
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
 from dpone.cli._report import text_table
 from dpone.contracts import DponeError
+from dpone.contracts.documents import DeliveryList, Interval, ListedDelivery
 from dpone.contracts.journal import DeliverySummary
 from dpone.executor.supervisor import (
     DELIVERY_STATUSES,
@@ -48,84 +48,80 @@ def age_text(seconds: int) -> str:
     return f"{max(seconds, 0)}s"
 
 
-def _entry(summary: DeliverySummary, now: dt.datetime) -> dict[str, Any]:
+def _entry(summary: DeliverySummary, now: dt.datetime) -> ListedDelivery:
     status = delivery_status(summary.standings)
     unfinished = [s for s in summary.standings if resume_step(s) != "none"]
     stopper = next((s for s in unfinished if awaits_operator(s)), None)
     by_state: dict[str, int] = {}
     for standing in summary.standings:
         by_state[standing.state_name] = by_state.get(standing.state_name, 0) + standing.children
-    return {
-        "parent_id": summary.parent_id, "logical_route_id": summary.logical_route_id,
-        "mutation_kind": summary.mutation_kind,
-        "boundary": {"from": summary.boundary_from.isoformat(),
-                     "to": summary.boundary_to.isoformat()},
-        "status": status,
-        "blocked_code": stopper.last_error_code if stopper is not None else None,
-        "checkpoint_frontier": summary.checkpoint_frontier,
-        "children_total": summary.children_total,
-        "children_by_state": by_state,
-        "next_actions": list(allowed_actions(unfinished[0])) if unfinished else [],
-        "admitted_at": summary.admitted_at.isoformat(),
-        "age_s": int((now - summary.admitted_at).total_seconds()),
-    }
+    return ListedDelivery(
+        parent_id=summary.parent_id, logical_route_id=summary.logical_route_id,
+        mutation_kind=summary.mutation_kind,
+        boundary=Interval.of(summary.boundary_from, summary.boundary_to),
+        status=status,
+        blocked_code=stopper.last_error_code if stopper is not None else None,
+        checkpoint_frontier=summary.checkpoint_frontier,
+        children_total=summary.children_total,
+        children_by_state=by_state,
+        next_actions=allowed_actions(unfinished[0]) if unfinished else (),
+        admitted_at=summary.admitted_at,
+        age_s=int((now - summary.admitted_at).total_seconds()),
+    )
 
 
 def _document(summaries: Sequence[DeliverySummary], now: dt.datetime | None, journal: str,
-              environment_id: str, statuses: tuple[str, ...], limit: int) -> dict[str, Any]:
+              environment_id: str, statuses: tuple[str, ...], limit: int) -> DeliveryList:
     """``now`` is the journal clock; None when no journal file exists yet."""
     entries = [_entry(summary, now) for summary in summaries] if now is not None else []
-    return {
-        "schema": "dpone.delivery_list.v1", "journal": journal, "environment_id": environment_id,
-        "journal_exists": now is not None,
-        "journal_now": now.isoformat() if now is not None else None, "limit": limit,
-        "scanned": len(entries),
-        "more_may_exist": len(summaries) >= limit, "statuses": list(statuses),
-        "deliveries": [e for e in entries if not statuses or e["status"] in statuses],
-    }
+    return DeliveryList(
+        journal=journal, environment_id=environment_id, journal_exists=now is not None,
+        journal_now=now, limit=limit, scanned=len(entries),
+        more_may_exist=len(summaries) >= limit, statuses=statuses,
+        deliveries=tuple(e for e in entries if not statuses or e.status in statuses),
+    )
 
 
-def _locators(document: dict[str, Any]) -> Locators:
+def _locators(document: DeliveryList) -> Locators:
     """Where this listing read, for the commands it prints."""
-    return Locators.given(environment=document["environment_id"], journal=document["journal"])
+    return Locators.given(environment=document.environment_id, journal=document.journal)
 
 
-def _deliver_hint(document: dict[str, Any]) -> str:
+def _deliver_hint(document: DeliveryList) -> str:
     """The deliver command that writes this journal (it takes no ``--environment``)."""
     return command("deliver", "WORKLOAD", "--registry", "DIR", "--interval-start", "DATE",
                    "--interval-end", "DATE", *_locators(document).options(("journal",)))
 
 
-def _text(document: dict[str, Any]) -> str:
-    where = f"journal {document['journal']} (environment {document['environment_id']})"
-    deliveries = document["deliveries"]
-    wanted = " or ".join(document["statuses"])
-    if not document["journal_exists"]:
-        return (f"no journal at {document['journal']} yet: nothing has been delivered with it; "
+def _text(document: DeliveryList) -> str:
+    where = f"journal {document.journal} (environment {document.environment_id})"
+    deliveries = document.deliveries
+    wanted = " or ".join(document.statuses)
+    if not document.journal_exists:
+        return (f"no journal at {document.journal} yet: nothing has been delivered with it; "
                 f"`{_deliver_hint(document)}` creates it")
     if not deliveries:
-        if document["scanned"] == 0:
+        if document.scanned == 0:
             return f"no deliveries in {where} yet; `{_deliver_hint(document)}` admits one"
-        return (f"no {wanted} deliveries among the {document['scanned']} newest in {where}")
+        return (f"no {wanted} deliveries among the {document.scanned} newest in {where}")
     rows: list[tuple[str, ...]] = []
     for entry in deliveries:
-        status = entry["status"].replace("_", " ")
-        if entry["blocked_code"]:
-            status += f" ({entry['blocked_code']})"
-        rows.append((entry["parent_id"], entry["logical_route_id"],
-                     f"[{entry['boundary']['from']}, {entry['boundary']['to']})", status,
-                     f"{entry['checkpoint_frontier']}/{entry['children_total']}",
-                     age_text(entry["age_s"])))
+        status = entry.status.replace("_", " ")
+        if entry.blocked_code:
+            status += f" ({entry.blocked_code})"
+        rows.append((entry.parent_id, entry.logical_route_id, entry.boundary.render(), status,
+                     f"{entry.checkpoint_frontier}/{entry.children_total}",
+                     age_text(entry.age_s)))
     shown = f"{len(deliveries)} {wanted + ' ' if wanted else ''}delivery(ies)"
-    if document["statuses"]:
-        shown += f" among the {document['scanned']} newest"
+    if document.statuses:
+        shown += f" among the {document.scanned} newest"
     lines = [text_table(_HEADER, rows, _NUMERIC), "", f"{shown} in {where}, newest first"]
-    if document["more_may_exist"]:
-        lines.append(f"  only the {document['limit']} newest were read: raise --limit to see "
+    if document.more_may_exist:
+        lines.append(f"  only the {document.limit} newest were read: raise --limit to see "
                      "older deliveries")
-    first = next((e for e in deliveries if e["status"] == "blocked"),
-                 next((e for e in deliveries if e["status"] != "completed"), deliveries[0]))
-    lines.append(f"  next: {inspect_command(first['parent_id'], _locators(document))}")
+    first = next((e for e in deliveries if e.status == "blocked"),
+                 next((e for e in deliveries if e.status != "completed"), deliveries[0]))
+    lines.append(f"  next: {inspect_command(first.parent_id, _locators(document))}")
     return "\n".join(lines)
 
 

@@ -12,7 +12,6 @@ document and exit codes); the credential resolves only when the first request is
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -33,6 +32,7 @@ from dpone.cli._inputs import (
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
 from dpone.cli._report import child_rows, render_table
 from dpone.contracts import ERROR_CATALOG, DponeError
+from dpone.contracts.documents import Interval, PreviewChild, ResumePreview
 from dpone.contracts.journal import ChildOperation, ParentOperation
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.executor.clock import SystemClock
@@ -86,9 +86,9 @@ def _apply_text(child: ChildOperation, step: str, stopper: int | None) -> str:
 
 
 def _preview(parent: ParentOperation, plan: RestDeliveryPlan, shape: SealedShape,
-             wait: bool) -> dict[str, Any]:
+             wait: bool) -> ResumePreview:
     """The read-only ``dpone.delivery_resume_preview.v1`` document."""
-    rows = {row["operation_id"]: row for row in child_rows(parent, shape.children)}
+    rows = {row.operation_id: row for row in child_rows(parent, shape.children)}
     unfinished = [child for child in sorted(parent.children, key=lambda c: c.ordinal)
                   if resume_step(child, plan) != "none"]
     stopper: int | None = None
@@ -97,49 +97,46 @@ def _preview(parent: ParentOperation, plan: RestDeliveryPlan, shape: SealedShape
         step = "not_reached" if stopper is not None else resume_step(child, plan)
         if step in ("stop", "take_over_unknown"):
             stopper = child.ordinal
-        children.append({**rows[child.operation_id],
-                         "allowed_actions": list(allowed_actions(child)),
-                         "next_action": (allowed_actions(child) or ("none",))[0],
-                         "on_apply": step,
-                         "on_apply_text": _apply_text(child, step, stopper)})
-    return {
-        "schema": "dpone.delivery_resume_preview.v1",
-        "parent_id": parent.parent_id, "logical_route_id": parent.logical_route_id,
-        "plan_digest": parent.plan_digest, "profile": plan.profile.snapshot.ref,
-        "authority": plan.binding.snapshot.authority,
-        "boundary": {"from": parent.boundary_from.isoformat(),
-                     "to": parent.boundary_to.isoformat()},
-        "checkpoint_frontier": parent.checkpoint_frontier,
-        "children_total": len(parent.children), "rows_total": shape.rows_total,
-        "sealed_documents_verified": len(shape.children),
-        "complete": not unfinished, "wait": wait, "applied": False,
-        "all_children": list(rows.values()),
-        "children": children,
-    }
+        children.append(PreviewChild(**dict(rows[child.operation_id]),
+                                     allowed_actions=allowed_actions(child),
+                                     next_action=(allowed_actions(child) or ("none",))[0],
+                                     on_apply=step,
+                                     on_apply_text=_apply_text(child, step, stopper)))
+    return ResumePreview(
+        parent_id=parent.parent_id, logical_route_id=parent.logical_route_id,
+        plan_digest=parent.plan_digest, profile=plan.profile.snapshot.ref,
+        authority=plan.binding.snapshot.authority,
+        boundary=Interval.of(parent.boundary_from, parent.boundary_to),
+        checkpoint_frontier=parent.checkpoint_frontier,
+        children_total=len(parent.children), rows_total=shape.rows_total,
+        sealed_documents_verified=len(shape.children),
+        complete=not unfinished, wait=wait, applied=False,
+        all_children=tuple(rows.values()),
+        children=tuple(children),
+    )
 
 
-def _preview_text(document: dict[str, Any], locators: Locators) -> str:
-    boundary = document["boundary"]
-    lines = [f"resume preview of delivery {document['parent_id']} (read-only: nothing sent or "
+def _preview_text(document: ResumePreview, locators: Locators) -> str:
+    lines = [f"resume preview of delivery {document.parent_id} (read-only: nothing sent or "
              "written)",
-             f"  route {document['logical_route_id']}  boundary "
-             f"[{boundary['from']}, {boundary['to']})  frontier "
-             f"{document['checkpoint_frontier']}/{document['children_total']}",
-             f"  plan {document['plan_digest']}",
-             f"  profile {document['profile']} -> {document['authority']}",
-             f"  {document['sealed_documents_verified']} sealed payload document(s) match the "
+             f"  route {document.logical_route_id}  boundary "
+             f"{document.boundary.render()}  frontier "
+             f"{document.checkpoint_frontier}/{document.children_total}",
+             f"  plan {document.plan_digest}",
+             f"  profile {document.profile} -> {document.authority}",
+             f"  {document.sealed_documents_verified} sealed payload document(s) match the "
              "journal",
-             "", render_table(document["all_children"]), ""]
-    if document["complete"]:
+             "", render_table(document.all_children), ""]
+    if document.complete:
         lines.append("complete: nothing to resume")
         return "\n".join(lines)
-    for child in document["children"]:
-        lines.append(f"  child {child['ordinal']} {child['state_name']}: next "
-                     f"{child['next_action']}; --apply: {child['on_apply_text']}")
-    observing = "" if document["wait"] else " or still observing (add --wait to keep observing)"
+    for child in document.children:
+        lines.append(f"  child {child.ordinal} {child.state_name}: next "
+                     f"{child.next_action}; --apply: {child.on_apply_text}")
+    observing = "" if document.wait else " or still observing (add --wait to keep observing)"
     lines += [f"--apply drives the children one at a time in ordinal order and stops at the first "
               f"that is blocked{observing}",
-              "next: " + resume_hint(document["parent_id"], locators, wait=document["wait"])]
+              "next: " + resume_hint(document.parent_id, locators, wait=document.wait)]
     return "\n".join(lines)
 
 

@@ -4,65 +4,63 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Any
 
 import click
 
 from dpone.artifacts import open_artifact_store
 from dpone.cli._hints import SEALING, Locators, command
-from dpone.cli._inputs import boundary_options, freeze_and_seal, load_plan
+from dpone.cli._inputs import boundary_options, load_plan, sealed_boundary
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
 from dpone.cli._report import text_table
 from dpone.cli._seal_log import changed_since_seal
+from dpone.contracts.documents import Interval, SealedChildSummary, SealedScope, SealResult
 from dpone.contracts.sealed import SealedTopology
 from dpone.contracts.source_parent import SourceParent
 
 
-def _summary(parent: SourceParent, topology: SealedTopology) -> dict[str, Any]:
-    return {
-        "parent_digest": topology.parent_digest,
-        "plan_digest": topology.plan_digest,
-        "parent_plan_digest": topology.parent_plan_digest,
-        "boundary": {"from": parent.boundary.from_date.isoformat(),
-                     "to": parent.boundary.to_date.isoformat()},
-        "rows": topology.total_rows,
-        "child_count": len(topology.children),
-        "children": [
-            {"ordinal": c.descriptor.ordinal,
-             "scope": {"from": c.descriptor.scope_from.isoformat(),
-                       "to": c.descriptor.scope_to.isoformat(),
-                       "part": c.descriptor.part, "parts": c.descriptor.parts},
-             "rows": c.descriptor.row_count,
-             "decoded_bytes": c.descriptor.decoded_bytes,
-             "wire_bytes": c.descriptor.wire_bytes,
-             "payload_digest": c.payload.digest,
-             "payload_key": c.payload.key,
-             "document_key": c.document.key,
-             "delivery_key": c.identities.delivery_key,
-             "receiver_mutation_key": c.identities.receiver_mutation_key,
-             "mutation_intent_digest": c.identities.mutation_intent_digest}
-            for c in topology.children],
-    }
+def _result(parent: SourceParent, topology: SealedTopology) -> SealResult:
+    return SealResult(
+        parent_digest=topology.parent_digest,
+        plan_digest=topology.plan_digest,
+        parent_plan_digest=topology.parent_plan_digest,
+        boundary=Interval.of(parent.boundary.from_date, parent.boundary.to_date),
+        rows=topology.total_rows,
+        child_count=len(topology.children),
+        children=tuple(
+            SealedChildSummary(
+                ordinal=c.descriptor.ordinal,
+                scope=SealedScope(from_date=c.descriptor.scope_from,
+                                  to_date=c.descriptor.scope_to,
+                                  part=c.descriptor.part, parts=c.descriptor.parts),
+                rows=c.descriptor.row_count,
+                decoded_bytes=c.descriptor.decoded_bytes,
+                wire_bytes=c.descriptor.wire_bytes,
+                payload_digest=c.payload.digest,
+                payload_key=c.payload.key,
+                document_key=c.document.key,
+                delivery_key=c.identities.delivery_key,
+                receiver_mutation_key=c.identities.receiver_mutation_key,
+                mutation_intent_digest=c.identities.mutation_intent_digest)
+            for c in topology.children),
+    )
 
 
-def _text(summary: dict[str, Any]) -> str:
+def _text(result: SealResult) -> str:
     header = ("ordinal", "scope", "rows", "decoded bytes", "wire bytes", "payload")
     rows = []
-    for child in summary["children"]:
-        scope = f"[{child['scope']['from']}, {child['scope']['to']})"
-        if child["scope"]["parts"] > 1:
-            scope += f" part {child['scope']['part']}/{child['scope']['parts']}"
-        rows.append((str(child["ordinal"]), scope, str(child["rows"]),
-                     str(child["decoded_bytes"]), str(child["wire_bytes"]),
-                     child["payload_digest"][:19]))
-    boundary = summary["boundary"]
-    lines = [f"sealed [{boundary['from']}, {boundary['to']}): {summary['rows']} rows in "
-             f"{summary['child_count']} child(ren)",
+    for child in result.children:
+        scope = f"[{child.scope.from_date}, {child.scope.to_date})"
+        if child.scope.parts > 1:
+            scope += f" part {child.scope.part}/{child.scope.parts}"
+        rows.append((str(child.ordinal), scope, str(child.rows), str(child.decoded_bytes),
+                     str(child.wire_bytes), child.payload_digest[:19]))
+    lines = [f"sealed {result.boundary.render()}: {result.rows} rows in "
+             f"{result.child_count} child(ren)",
              text_table(header, rows, {"ordinal", "rows", "decoded bytes", "wire bytes"})]
-    lines += [f"  parent              {summary['parent_digest']}",
-              f"  plan                {summary['plan_digest']}",
-              f"  parent_plan_digest  {summary['parent_plan_digest']}",
-              f"  children            {summary['child_count']}"]
+    lines += [f"  parent              {result.parent_digest}",
+              f"  plan                {result.plan_digest}",
+              f"  parent_plan_digest  {result.parent_plan_digest}",
+              f"  children            {result.child_count}"]
     return "\n".join(lines)
 
 
@@ -80,14 +78,14 @@ def seal(target: str, registry: Path, interval_start: dt.datetime, interval_end:
     def body() -> int:
         plan, plan_digest = load_plan(target, registry, plans)
         store = open_artifact_store(artifacts_url)
-        parent, topology = freeze_and_seal(plan, plan_digest, registry, interval_start.date(),
-                                           interval_end.date(), store)
-        changed_since_seal(store, topology, "`dpone deliver` sends the bytes sealed now")
-        summary = _summary(parent, topology)
+        sealed = sealed_boundary(plan, plan_digest, registry, interval_start.date(),
+                                 interval_end.date(), store)
+        changed_since_seal(store, sealed.topology, "`dpone deliver` sends the bytes sealed now")
+        result = _result(sealed.parent, sealed.topology)
         if fmt == "json":
-            emit_json({"schema": "dpone.seal_result.v1", "status": "ok", **summary})
+            emit_json(result)
         else:
-            click.echo(_text(summary))
+            click.echo(_text(result))
             locators = Locators.given(artifacts=artifacts_url, plans=plans)
             click.echo("next: " + command(
                 "deliver", target, "--registry", str(registry), "--interval-start",

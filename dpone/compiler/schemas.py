@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
 from dpone.contracts.binding import (
     BINDING_SCHEMA_ID,
@@ -14,6 +14,7 @@ from dpone.contracts.binding import (
     ConnectionBinding,
     Environment,
 )
+from dpone.contracts.documents import DOCUMENTS
 from dpone.contracts.mapping import MAPPING_SCHEMA_ID, PayloadMapping
 from dpone.contracts.plan import PLAN_SCHEMA_ID, RestDeliveryPlan
 from dpone.contracts.profile import PROFILE_SCHEMA_ID, OperationProfile
@@ -22,7 +23,7 @@ from dpone.contracts.workload import WORKLOAD_SCHEMA_ID, Workload
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "contracts" / "schemas"
 
-MODELS: dict[str, type[BaseModel]] = {
+MODELS: dict[str, Any] = {
     WORKLOAD_SCHEMA_ID: Workload,
     PROFILE_SCHEMA_ID: OperationProfile,
     BINDING_SCHEMA_ID: ConnectionBinding,
@@ -30,7 +31,10 @@ MODELS: dict[str, type[BaseModel]] = {
     MAPPING_SCHEMA_ID: PayloadMapping,
     PLAN_SCHEMA_ID: RestDeliveryPlan,
     SOURCE_PARENT_SCHEMA_ID: SourceParent,
+    **DOCUMENTS,
 }
+"""Schema id -> the model (or annotated union of models) its schema is generated from: every
+authored and compiled artifact, and every ``--format json`` document of the CLI."""
 
 
 def _close(node: Any) -> None:
@@ -46,7 +50,11 @@ def _close(node: Any) -> None:
 
 
 def schema_for(schema_id: str) -> dict[str, Any]:
-    body = MODELS[schema_id].model_json_schema(by_alias=True, mode="validation")
+    source = MODELS[schema_id]
+    if isinstance(source, type) and issubclass(source, BaseModel):
+        body = source.model_json_schema(by_alias=True, mode="validation")
+    else:
+        body = TypeAdapter(source).json_schema(by_alias=True, mode="validation")
     _close(body)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dpone.contracts.documents import ErrorDocument
 
 from dpone.contracts._catalog import STABLE_ERROR_ROWS
 
@@ -241,21 +244,32 @@ class DponeError(Exception):
     def fix_hint(self) -> str:
         return self.hint or self.spec.operator_action
 
-    def to_document(self) -> dict[str, Any]:
-        """The stable ``dpone.error.v1`` rendering (never a traceback, never a secret)."""
+    def document(self) -> ErrorDocument:
+        """The stable ``dpone.error.v1`` document (never a traceback, never a secret)."""
+        from dpone.contracts.documents import (  # noqa: PLC0415 - the documents use this catalog
+            ErrorDocument,
+            ErrorLocation,
+        )
+
         spec = self.spec
-        return {
-            "schema": "dpone.error.v1",
-            "code": self.code,
-            "message": self.message,
-            "location": self.location.to_document() if self.location else None,
-            "hint": self.fix_hint,
-            "operation_id": self.operation_id,
-            "exit_code": self.exit_code,
-            "retryability": spec.retryability.value,
-            "severity": spec.severity.value,
-            "details": self.details,
-        }
+        location = self.location
+        return ErrorDocument(
+            code=self.code,
+            message=self.message,
+            location=ErrorLocation(file=location.file, line=location.line,
+                                   column=location.column, path=location.path)
+            if location else None,
+            hint=self.fix_hint,
+            operation_id=self.operation_id,
+            exit_code=self.exit_code,
+            retryability=spec.retryability,
+            severity=spec.severity,
+            details=self.details,
+        )
+
+    def to_document(self) -> dict[str, Any]:
+        """:meth:`document` as JSON-ready data."""
+        return self.document().model_dump(mode="json", by_alias=True)
 
     def __str__(self) -> str:
         where = f"{self.location.render()}: " if self.location else ""

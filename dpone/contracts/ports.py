@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from dpone.contracts._base import Digest, StrictModel
@@ -65,6 +66,12 @@ class ImmutableArtifactPort(Protocol):
     def open_stream(self, key: str, chunk_size: int = 1 << 20) -> Iterator[bytes]: ...
 
     def stat(self, key: str) -> ArtifactRef | None: ...
+
+    def local_file(self, key: str) -> Path | None:
+        """A file on this machine that holds the artifact's bytes, to be read in place (never
+        written), when the store keeps its artifacts as local files; None otherwise, and the
+        caller reads :meth:`open_stream`."""
+        ...
 
 
 class DeliveryJournalView(Protocol):

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from _cli_documents import published_document
 from click.testing import CliRunner
 
 from _support import EXAMPLES
+from dpone.cli._output import wants_json
 from dpone.cli.main import cli
 from dpone.receiver import ReceiverThread
 
@@ -29,8 +30,8 @@ class Run:
     err: str
 
     def json(self) -> dict[str, Any]:
-        document: dict[str, Any] = json.loads(self.out)
-        return document
+        """The run's one JSON document, proven valid against its published schema."""
+        return published_document(self.out)
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,13 @@ class Dpone:
         return self.journal or str(self.state / "journal.sqlite3")
 
     def __call__(self, *args: str) -> Run:
+        """``dpone ARGS``; with ``--format json`` its stdout is checked to be one document valid
+        against its published schema, whether or not the test reads it."""
         result = CliRunner().invoke(cli, list(args))
-        return Run(result.exit_code, result.stdout, result.stderr)
+        run = Run(result.exit_code, result.stdout, result.stderr)
+        if wants_json(args):
+            run.json()
+        return run
 
     def deliver(self, workload: str, interval: tuple[str, str] = FULL, *extra: str) -> Run:
         return self("deliver", str(self.registry / "workloads" / f"{workload}.yaml"),

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 
 import pytest
+from _cli_documents import published_document
 from _seal_support import Sealed
 from click.testing import CliRunner
 
@@ -48,7 +48,7 @@ def test_json_output(tmp_path: Path, sealed_examples: dict[str, Sealed]) -> None
     topology = sealed_examples["measurements_async"].topology
     code, out, err = _invoke(tmp_path, str(WORKLOAD), "--format", "json")
     assert code == 0, err
-    document = json.loads(out)
+    document = published_document(out)
     assert document["schema"] == "dpone.seal_result.v1"
     assert document["parent_digest"] == topology.parent_digest
     assert document["parent_plan_digest"] == topology.parent_plan_digest
@@ -71,14 +71,14 @@ def test_plan_digest_target(tmp_path: Path, sealed_examples: dict[str, Sealed]) 
     code, out, err = _invoke(tmp_path, sealed.plan_digest, "--plans", str(plans),
                              "--format", "json")
     assert code == 0, err
-    assert json.loads(out)["parent_plan_digest"] == sealed.topology.parent_plan_digest
+    assert published_document(out)["parent_plan_digest"] == sealed.topology.parent_plan_digest
 
 
 def test_unknown_plan_digest_is_refused(tmp_path: Path) -> None:
     code, out, _ = _invoke(tmp_path, "sha256:" + "0" * 64, "--plans", str(tmp_path),
                            "--format", "json")
     assert code != 0
-    assert json.loads(out)["code"] == "plan.not_found"
+    assert published_document(out)["code"] == "plan.not_found"
 
 
 def test_unencodable_value_names_the_column(tmp_path: Path, registry: Path) -> None:
@@ -92,7 +92,7 @@ def test_unencodable_value_names_the_column(tmp_path: Path, registry: Path) -> N
                                        "--registry", str(registry), *INTERVAL, "--artifacts",
                                        str(tmp_path / "artifacts"), "--format", "json"])
     assert result.exit_code != 0
-    error = json.loads(result.stdout)
+    error = published_document(result.stdout)
     assert error["code"] == "source.type_mismatch"
     assert "reading" in error["message"]
 
@@ -110,7 +110,7 @@ def test_a_boundary_over_the_child_budget_is_refused_before_any_payload(tmp_path
     message = ("boundary [0001-01-01, 9999-12-31) of 3652058 day(s) needs at least 1217353 "
                "children, over limits.max_children 10000")
     if fmt == "json":
-        error = json.loads(result.stdout)
+        error = published_document(result.stdout)
         assert error["schema"] == "dpone.error.v1"
         assert error["code"] == "REST_DELIVERY_SCOPE_EXCEEDS_LIMIT" and error["exit_code"] == 2
         assert error["message"].startswith(message)
@@ -132,7 +132,7 @@ def test_a_profile_budget_refuses_what_the_default_admits(tmp_path: Path, regist
                                        "--registry", str(registry), *INTERVAL, "--artifacts",
                                        str(tmp_path / "artifacts"), "--format", "json"])
     assert result.exit_code == 2, result.stderr
-    error = json.loads(result.stdout)
+    error = published_document(result.stdout)
     assert error["code"] == "REST_DELIVERY_SCOPE_EXCEEDS_LIMIT"
     assert (error["details"]["children"], error["details"]["max_children"]) == (11, 10)
     assert not (tmp_path / "artifacts" / "payloads").exists()
@@ -151,6 +151,6 @@ def test_windows_honour_the_workload_preference(tmp_path: Path, registry: Path,
     assert result.exit_code == 0, result.stderr
     lengths = [(dt.date.fromisoformat(child["scope"]["to"])
                 - dt.date.fromisoformat(child["scope"]["from"])).days
-               for child in json.loads(result.stdout)["children"]]
+               for child in published_document(result.stdout)["children"]]
     # August's daily volume is far below the profile's limits: only the preference bounds them.
     assert lengths == [preferred] * (31 // preferred) + ([31 % preferred] if 31 % preferred else [])

@@ -1,23 +1,43 @@
 """Reviewed goldens: parent digest, parent_plan_digest and payload digests of each example.
 
-Regenerate with ``DPONE_UPDATE_GOLDENS=1 pytest tests/integration/seal`` and review the diff of
-``goldens/seal/<example>.json``. Payload bytes depend on the codec libraries recorded there
-(gzip output differs between zlib builds).
+Regenerate with ``pytest tests/integration/seal/test_seal_goldens.py --snapshot-update`` (syrupy)
+and review the diff of ``goldens/seal/<example>.json``. Payload bytes depend on the codec
+libraries recorded there (gzip output differs between zlib builds).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import pytest
 from _seal_support import EXAMPLE_NAMES, Sealed
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from _support import ROOT
 from dpone.codecs import codec_libraries
 
 GOLDENS = ROOT / "goldens" / "seal"
+
+
+class SealGolden(SingleFileSnapshotExtension):
+    """One pretty-printed JSON file per example under goldens/seal, named for the example."""
+
+    _write_mode = WriteMode.TEXT
+    file_extension = "json"
+
+    @classmethod
+    def dirname(cls, *, test_location: Any) -> str:
+        return str(GOLDENS)
+
+    @classmethod
+    def get_snapshot_name(cls, *, test_location: Any, index: Any = 0) -> str:
+        return str(test_location.testname).split("[", 1)[1].rstrip("]")
+
+
+@pytest.fixture
+def golden(snapshot: Any) -> Any:
+    return snapshot.use_extension(SealGolden)
 
 
 def _golden(name: str, sealed: Sealed) -> dict[str, Any]:
@@ -43,15 +63,10 @@ def _golden(name: str, sealed: Sealed) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)
-def test_sealed_digests_match_golden(name: str, sealed_examples: dict[str, Sealed]) -> None:
+def test_sealed_digests_match_golden(name: str, sealed_examples: dict[str, Sealed],
+                                    golden: Any) -> None:
     actual = _golden(name, sealed_examples[name])
-    path = GOLDENS / f"{name}.json"
-    if os.environ.get("DPONE_UPDATE_GOLDENS") == "1":
-        GOLDENS.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(actual, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-                        encoding="utf-8")
-    stored = json.loads(path.read_text("utf-8"))
-    assert stored == actual
+    assert json.dumps(actual, indent=2, sort_keys=True, ensure_ascii=False) + "\n" == golden
 
 
 def _excerpt(lines: list[str]) -> list[str]:

@@ -1,0 +1,121 @@
+"""Every ``--format json`` document the CLI writes, as a closed, frozen model with a published
+Draft 2020-12 JSON Schema (``dpone/contracts/schemas/<schema id>.schema.json``).
+
+Each document names its schema in its ``schema`` field; :data:`DOCUMENTS` maps that id to the
+model (or, for ``dpone.delivery_result.v1``, the union of its statuses) the schema is generated
+from.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from dpone.contracts.documents._children import ChildRow, ReceiptScalar
+from dpone.contracts.documents._compile import (
+    CHECK_RESULT_SCHEMA_ID,
+    PLAN_RESULT_SCHEMA_ID,
+    BindingSummary,
+    CheckResult,
+    CompileSummary,
+    DigestSummary,
+    FenceSummary,
+    MutationSummary,
+    PlanResult,
+    ProfileSummary,
+)
+from dpone.contracts.documents._delivery import (
+    DELIVERY_RESULT_SCHEMA_ID,
+    BlockedResult,
+    BlockedSection,
+    CompletedResult,
+    DeliveryResultDocument,
+    EmptyResult,
+    PendingResult,
+    PendingSection,
+    SourceChange,
+    StoppedResult,
+    StoppedSection,
+)
+from dpone.contracts.documents._error import ERROR_SCHEMA_ID, ErrorDocument, ErrorLocation
+from dpone.contracts.documents._inspection import (
+    DELIVERY_INSPECTION_SCHEMA_ID,
+    AttemptSummary,
+    DeliveryInspection,
+    InspectedChild,
+    KeyEcho,
+    LikelyCause,
+    ObservationSummary,
+    VerificationBasis,
+)
+from dpone.contracts.documents._list import DELIVERY_LIST_SCHEMA_ID, DeliveryList, ListedDelivery
+from dpone.contracts.documents._report import Interval, Report, Timestamp
+from dpone.contracts.documents._resume import RESUME_PREVIEW_SCHEMA_ID, PreviewChild, ResumePreview
+from dpone.contracts.documents._seal import (
+    SEAL_RESULT_SCHEMA_ID,
+    SealedChildSummary,
+    SealedScope,
+    SealResult,
+)
+
+DOCUMENTS: Final[dict[str, Any]] = {
+    CHECK_RESULT_SCHEMA_ID: CheckResult,
+    PLAN_RESULT_SCHEMA_ID: PlanResult,
+    SEAL_RESULT_SCHEMA_ID: SealResult,
+    DELIVERY_RESULT_SCHEMA_ID: DeliveryResultDocument,
+    DELIVERY_INSPECTION_SCHEMA_ID: DeliveryInspection,
+    RESUME_PREVIEW_SCHEMA_ID: ResumePreview,
+    DELIVERY_LIST_SCHEMA_ID: DeliveryList,
+    ERROR_SCHEMA_ID: ErrorDocument,
+}
+"""Schema id -> the type its JSON Schema is generated from (a model or an annotated union)."""
+
+__all__ = [
+    "CHECK_RESULT_SCHEMA_ID",
+    "DELIVERY_INSPECTION_SCHEMA_ID",
+    "DELIVERY_LIST_SCHEMA_ID",
+    "DELIVERY_RESULT_SCHEMA_ID",
+    "DOCUMENTS",
+    "ERROR_SCHEMA_ID",
+    "PLAN_RESULT_SCHEMA_ID",
+    "RESUME_PREVIEW_SCHEMA_ID",
+    "SEAL_RESULT_SCHEMA_ID",
+    "AttemptSummary",
+    "BindingSummary",
+    "BlockedResult",
+    "BlockedSection",
+    "CheckResult",
+    "ChildRow",
+    "CompileSummary",
+    "CompletedResult",
+    "DeliveryInspection",
+    "DeliveryList",
+    "DeliveryResultDocument",
+    "DigestSummary",
+    "EmptyResult",
+    "ErrorDocument",
+    "ErrorLocation",
+    "FenceSummary",
+    "InspectedChild",
+    "Interval",
+    "KeyEcho",
+    "LikelyCause",
+    "ListedDelivery",
+    "MutationSummary",
+    "ObservationSummary",
+    "PendingResult",
+    "PendingSection",
+    "PlanResult",
+    "PreviewChild",
+    "ProfileSummary",
+    "ReceiptScalar",
+    "Report",
+    "ResumePreview",
+    "SealResult",
+    "SealedChildSummary",
+    "SealedScope",
+    "SourceChange",
+    "StoppedResult",
+    "StoppedSection",
+    "Timestamp",
+    "VerificationBasis",
+]

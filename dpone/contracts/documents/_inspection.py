@@ -1,0 +1,103 @@
+"""``dpone delivery inspect``: the journal's view of one delivery (``dpone.delivery_inspection.v1``),
+read-only."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Final, Literal
+
+from pydantic import Field
+
+from dpone.contracts._base import Digest
+from dpone.contracts.documents._children import ChildRow
+from dpone.contracts.documents._report import Interval, Report, Timestamp
+from dpone.contracts.journal import Generation
+
+DELIVERY_INSPECTION_SCHEMA_ID: Final = "dpone.delivery_inspection.v1"
+
+
+class AttemptSummary(Report):
+    attempt_ordinal: int
+    marker_key: str
+    outcome: str | None
+    started_at: Timestamp
+
+
+class ObservationSummary(Report):
+    observation_ordinal: int
+    transition_id: str
+    observed_at: Timestamp
+    document: dict[str, Any]
+
+
+class LikelyCause(Report):
+    """Why a child stopped on a submit answer, named from the HTTP status it recorded (a hint:
+    the effect stays what the journal says)."""
+
+    http_status: int
+    summary: str
+
+
+class InspectedChild(ChildRow):
+    """A child with its keys, attempts, latest observations and receipt clock.
+
+    ``payload_filename`` appears when the plan is in the plan store; the receipt clock when the
+    child holds a receipt (its TTL horizon when the plan is known); ``likely_cause`` when the
+    child stopped on a submit answer."""
+
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({
+        "payload_filename", "receipt_recorded_at", "receipt_age_s", "receipt_ttl_horizon",
+        "likely_cause"})
+
+    receiver_mutation_key: Digest
+    payload_filename: str | None = None
+    allowed_actions: tuple[str, ...]
+    attempts: tuple[AttemptSummary, ...]
+    observations_total: int
+    observations: tuple[ObservationSummary, ...]
+    """The latest observations only; ``observations_total`` counts them all."""
+    receipt_recorded_at: Timestamp | None = None
+    receipt_age_s: int | None = None
+    receipt_ttl_horizon: Timestamp | None = None
+    likely_cause: LikelyCause | None = None
+
+
+class KeyEcho(Report):
+    source: str
+    """``body <JSON pointer>`` or ``header <name>``."""
+    form: str
+
+
+class VerificationBasis(Report):
+    """What a FULLY_APPLIED verdict rests on (``unknown`` when the plan is not in the plan
+    store)."""
+
+    rests_on: Literal["unknown", "counters_only", "counters_and_key_echo"]
+    counters_from: str | None
+    key_echo: KeyEcho | None
+
+
+class DeliveryInspection(Report):
+    """``dpone delivery inspect --format json``. ``profile`` and ``authority`` appear when the
+    plan is in the plan store."""
+
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"profile", "authority"})
+
+    schema_id: Literal["dpone.delivery_inspection.v1"] = Field(
+        default=DELIVERY_INSPECTION_SCHEMA_ID, alias="schema")
+    parent_id: str
+    logical_route_id: str
+    plan_digest: Digest
+    parent_plan_digest: Digest
+    mutation_kind: str
+    generation: Generation
+    boundary: Interval
+    checkpoint_frontier: int
+    children_total: int
+    complete: bool
+    next_actions: tuple[str, ...]
+    """The allowed actions of the first unfinished child."""
+    journal_now: Timestamp
+    children: tuple[InspectedChild, ...]
+    profile: str | None = None
+    authority: str | None = None
+    verification: VerificationBasis
