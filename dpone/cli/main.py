@@ -12,8 +12,8 @@ import click
 from dpone import __version__
 from dpone.cli._output import JSON_REQUESTED, failures_rendered, wants_json
 from dpone.cli.compile import check, plan
-from dpone.cli.deliver import deliver_command
-from dpone.cli.delivery import delivery
+from dpone.cli.delivery.deliver import deliver_command
+from dpone.cli.delivery.inspect import delivery
 from dpone.cli.docs import docs
 from dpone.cli.receiver import receiver
 from dpone.cli.seal import seal

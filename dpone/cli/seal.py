@@ -11,8 +11,8 @@ from dpone.artifacts import open_artifact_store
 from dpone.cli._hints import SEALING, Locators, command
 from dpone.cli._inputs import boundary_options, load_plan, sealed_boundary
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
-from dpone.cli._report import text_table
 from dpone.cli._seal_log import changed_since_seal
+from dpone.cli._table import text_table
 from dpone.contracts.documents import Interval, SealedChildSummary, SealedScope, SealResult
 from dpone.contracts.sealed import SealedTopology
 from dpone.contracts.source_parent import SourceParent

@@ -8,8 +8,8 @@ import io
 
 import pytest
 
-from dpone.cli._delivery_run import SealedShape, StepPrinter
 from dpone.cli._progress import MAX_LINES, Progress
+from dpone.cli.delivery._delivery_run import SealedShape, StepPrinter
 from dpone.contracts.children import ChildDescriptor
 from dpone.contracts.design import load_state_contract
 from dpone.contracts.journal import ChildOperation

@@ -1,6 +1,6 @@
 """How `dpone deliver` and `dpone delivery resume` run a delivery: the lease holder, the journal
 and the lazy transport of one run, and its progress lines on stderr. What a run prints when it
-ends is :mod:`dpone.cli._delivery_result`."""
+ends is :mod:`dpone.cli.delivery._delivery_result`."""
 
 from __future__ import annotations
 

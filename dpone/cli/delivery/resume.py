@@ -16,8 +16,6 @@ from pathlib import Path
 import click
 
 from dpone.artifacts import open_artifact_store
-from dpone.cli._delivery_result import RunResult, emit_result, stopped
-from dpone.cli._delivery_run import SealedShape, StepPrinter, delivery_ports, holder
 from dpone.cli._hints import Locators
 from dpone.cli._hints import resume_command as resume_hint
 from dpone.cli._inputs import (
@@ -30,7 +28,9 @@ from dpone.cli._inputs import (
     stored_plan,
 )
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
-from dpone.cli._report import child_rows, render_table
+from dpone.cli.delivery._delivery_result import RunResult, emit_result, stopped
+from dpone.cli.delivery._delivery_run import SealedShape, StepPrinter, delivery_ports, holder
+from dpone.cli.delivery._report import child_rows, render_table
 from dpone.contracts import ERROR_CATALOG, DponeError
 from dpone.contracts.documents import Interval, PreviewChild, ResumePreview
 from dpone.contracts.journal import ChildOperation, ParentOperation

@@ -1,5 +1,5 @@
 """`dpone delivery inspect`: the journal's view of one delivery, read-only (`dpone delivery
-resume` continues one: :mod:`dpone.cli.resume`).
+resume` continues one: :mod:`dpone.cli.delivery.resume`).
 
 ``--operation-id`` takes a parent id (``op_v1_<hex>``) or a child id (``op_v1_<hex>_NNNN``).
 The report shows every outcome axis per child, the checkpoint frontier, artifact ids, the
@@ -18,7 +18,6 @@ from typing import Any
 
 import click
 
-from dpone.cli._causes import likely_cause
 from dpone.cli._inputs import (
     close_quietly,
     journal_options,
@@ -28,10 +27,11 @@ from dpone.cli._inputs import (
     stored_plan,
 )
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
-from dpone.cli._report import child_rows, render_table
-from dpone.cli._verification_basis import verification_basis, verification_text
-from dpone.cli.delivery_list import list_command
-from dpone.cli.resume import resume_command
+from dpone.cli.delivery._causes import likely_cause
+from dpone.cli.delivery._report import child_rows, render_table
+from dpone.cli.delivery._verification_basis import verification_basis, verification_text
+from dpone.cli.delivery.delivery_list import list_command
+from dpone.cli.delivery.resume import resume_command
 from dpone.contracts import DponeError
 from dpone.contracts.documents import (
     AttemptSummary,

@@ -10,8 +10,6 @@ from typing import Final
 import click
 
 from dpone.artifacts import open_artifact_store
-from dpone.cli._delivery_result import DeliveryStopped, RunResult, emit_result
-from dpone.cli._delivery_run import SealedShape, StepPrinter, delivery_ports, holder
 from dpone.cli._hints import Locators, inspect_command, resume_command
 from dpone.cli._inputs import (
     DEFAULT_JOURNAL,
@@ -20,8 +18,10 @@ from dpone.cli._inputs import (
     sealed_boundary,
 )
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
-from dpone.cli._report import child_rows
 from dpone.cli._seal_log import changed_since_seal
+from dpone.cli.delivery._delivery_result import DeliveryStopped, RunResult, emit_result
+from dpone.cli.delivery._delivery_run import SealedShape, StepPrinter, delivery_ports, holder
+from dpone.cli.delivery._report import child_rows
 from dpone.contracts import DponeError
 from dpone.contracts.documents import EmptyResult, Interval, SourceChange
 from dpone.contracts.journal import DeliveryJournalPort, DeliveryJournalView, ParentOperation

@@ -6,8 +6,9 @@ or raw response bodies.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
+from dpone.cli._table import text_table
 from dpone.contracts.documents import ChildRow, Interval, ReceiptScalar
 from dpone.contracts.journal import ChildOperation, ParentOperation
 from dpone.contracts.sealed import SealedChild
@@ -116,17 +117,3 @@ def render_table(children: Sequence[ChildRow]) -> str:
                  "receipt": _receipt_text(child.receipt)}
         rows.append(tuple(cells[name] for name in header))
     return text_table(header, rows, _NUMERIC)
-
-
-def text_table(header: Sequence[str], rows: Sequence[Sequence[str]],
-               numeric: Collection[str]) -> str:
-    """``header`` and ``rows`` as aligned columns, each line indented by two spaces; the columns
-    named in ``numeric`` align right, the others left."""
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-
-    def line(row: Sequence[str]) -> str:
-        cells = [cell.rjust(w) if name in numeric else cell.ljust(w)
-                 for name, cell, w in zip(header, row, widths, strict=True)]
-        return "  " + "  ".join(cells).rstrip()
-
-    return "\n".join([line(header), *(line(row) for row in rows)])

@@ -14,10 +14,10 @@ from typing import Any, Literal
 
 import click
 
-from dpone.cli._delivery_run import SealedShape
 from dpone.cli._hints import Locators, inspect_command, resume_command
 from dpone.cli._output import emit_json
-from dpone.cli._report import empty_note, render_table
+from dpone.cli.delivery._delivery_run import SealedShape
+from dpone.cli.delivery._report import empty_note, render_table
 from dpone.contracts import ERROR_CATALOG, DponeError, Retryability
 from dpone.contracts.documents import (
     BlockedResult,

@@ -22,7 +22,7 @@ from dpone.cli._inputs import (
     open_existing_journal,
 )
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
-from dpone.cli._report import text_table
+from dpone.cli._table import text_table
 from dpone.contracts import DponeError
 from dpone.contracts.documents import DeliveryList, Interval, ListedDelivery
 from dpone.contracts.journal import DeliverySummary
