@@ -4,7 +4,7 @@ Run: ``.venv/bin/python benchmarks/journal.py [--seconds N] [--dsn DSN]`` (defau
 measurement, about a minute and a half in all).
 
 Without ``--dsn`` a throwaway PostgreSQL cluster is started with fsync on
-(``tests/_postgres_cluster.py``; ``synchronous_commit`` keeps its default, on) and removed at
+(``tests/support/postgres_cluster.py``; ``synchronous_commit`` keeps its default, on) and removed at
 the end. Either way the run migrates a fresh schema of its own and, on the same server in the
 same run, measures through the public journal port only:
 
@@ -251,7 +251,7 @@ def postgres_server(dsn: str | None) -> Iterator[tuple[str, str]]:
         yield dsn, "given --dsn"
         return
     sys.path.insert(0, str(TESTS))
-    from _postgres_cluster import ThrowawayCluster  # noqa: PLC0415 (tests/ joins sys.path here)
+    from support.postgres_cluster import ThrowawayCluster  # noqa: PLC0415 (tests/ joins sys.path here)
 
     with ThrowawayCluster(fsync=True) as cluster:
         yield cluster.dsn, f"throwaway cluster ({cluster.bindir})"

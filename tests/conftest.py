@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from _support import EXAMPLES
+from support.common import EXAMPLES
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """Integration fixtures: a throwaway PostgreSQL 15 cluster for the whole test session.
 
 ``postgres_dsn`` is ``$DPONE_TEST_POSTGRES_DSN`` when that is set; otherwise a cluster started
-from the machine's binaries (see ``tests/_postgres_cluster.py``) on a free loopback port, stopped
+from the machine's binaries (see ``tests/support/postgres_cluster.py``) on a free loopback port, stopped
 and removed at the end of the session. fsync is off unless a suite turns it on, either by
 overriding the ``postgres_fsync`` fixture in its own conftest or by parametrizing
 ``postgres_dsn`` indirectly with ``True``.
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from _postgres_cluster import ThrowawayCluster
+from support.postgres_cluster import ThrowawayCluster
 
 
 @pytest.fixture(scope="session")

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from _support import EXAMPLES, ROOT
 from dpone.contracts import canonical_json, content_digest
+from support.common import EXAMPLES, ROOT
 
 pytestmark = pytest.mark.slow
 

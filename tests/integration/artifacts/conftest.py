@@ -18,10 +18,10 @@ from typing import Any
 
 import boto3
 import pytest
-from _artifact_harness import S3Bucket, StoreHarness
 from botocore.config import Config
 
-from _support import free_port
+from support.artifacts import S3Bucket, StoreHarness
+from support.common import free_port
 
 _START_TIMEOUT_S = 30.0
 

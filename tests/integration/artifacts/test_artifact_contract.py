@@ -10,10 +10,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from _artifact_harness import StoreHarness
 
 from dpone.contracts import DponeError, content_digest
 from dpone.contracts.ports import ArtifactRef
+from support.artifacts import StoreHarness
 
 MIB = 1 << 20
 WRITERS = 8

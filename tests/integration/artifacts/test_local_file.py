@@ -4,9 +4,9 @@ sealer memory-maps the parent in place); S3 has none, and readers stream."""
 from __future__ import annotations
 
 import pytest
-from _artifact_harness import StoreHarness
 
 from dpone.contracts import DponeError
+from support.artifacts import StoreHarness
 
 
 def test_local_file_holds_the_stored_bytes_or_is_none(harness: StoreHarness) -> None:

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _race_worker import write_after_barrier
 
 from dpone.artifacts import LocalArtifactStore
 from dpone.contracts import DponeError, content_digest
 from dpone.contracts.ports import ArtifactRef
+from support.artifact_race_worker import write_after_barrier
 
 WRITERS = 8
 

@@ -7,14 +7,14 @@ from typing import Any
 
 import boto3
 import pytest
-from _artifact_harness import S3Bucket
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from _support import free_port
 from dpone.artifacts import S3ArtifactStore
 from dpone.contracts import DponeError, content_digest
 from dpone.contracts.ports import ArtifactRef
+from support.artifacts import S3Bucket
+from support.common import free_port
 
 MIB = 1 << 20
 

@@ -11,9 +11,9 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from _cli_support import TOKEN, TOKEN_ENV, bind_registry
 
 from dpone.receiver import ReceiverConfig, ReceiverThread
+from support.cli import TOKEN, TOKEN_ENV, bind_registry
 
 
 @pytest.fixture(scope="module")

@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any, get_args
 
 import pytest
-from _cli_support import ONE_ASYNC_CHILD, TOKEN, TOKEN_ENV, Dpone, Run, bind_registry
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-from _support import ROOT
 from dpone.contracts.documents import DOCUMENTS, DeliveryResultDocument
 from dpone.receiver import ReceiverThread
+from support.cli import ONE_ASYNC_CHILD, TOKEN, TOKEN_ENV, Dpone, Run, bind_registry
+from support.common import ROOT
 
 WEEK = ("2026-08-01", "2026-08-08")
 KINDS = ("dpone.check_result.v1", "dpone.plan_result.v1", "dpone.seal_result.v1",

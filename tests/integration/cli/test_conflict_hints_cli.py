@@ -13,9 +13,9 @@ import shlex
 from pathlib import Path
 
 import pytest
-from _cli_support import ONE_ASYNC_CHILD, Dpone, Run, posts
 
 from dpone.receiver import ReceiverThread
+from support.cli import ONE_ASYNC_CHILD, Dpone, Run, posts
 
 ONE_SYNC_CHILD = ("2026-08-01", "2026-08-08")
 WINDOWS = {"measurements_async": ONE_ASYNC_CHILD, "measurements_sync": ONE_SYNC_CHILD}

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cli_support import ONE_ASYNC_CHILD, TOKEN, TOKEN_ENV, Dpone, Run, posts
 
 from dpone.receiver import ReceiverThread
+from support.cli import ONE_ASYNC_CHILD, TOKEN, TOKEN_ENV, Dpone, Run, posts
 
 ONE_SYNC_CHILD = ("2026-08-01", "2026-08-08")
 WRONG = "tok-cli-wrong-9Jx4-never-printed"

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _cli_support import Dpone
 
 from dpone.receiver import ReceiverThread
+from support.cli import Dpone
 
 
 @pytest.mark.parametrize("workload", ["measurements_async", "measurements_sync"])

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _cli_support import FULL, ONE_ASYNC_CHILD, TOKEN, Dpone, bind_registry, posts
 
-from _support import free_port
 from dpone.receiver import ReceiverThread
+from support.cli import FULL, ONE_ASYNC_CHILD, TOKEN, Dpone, bind_registry, posts
+from support.common import free_port
 
 
 @pytest.fixture

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from _cli_support import Dpone, posts
-
 from dpone.receiver import ReceiverThread
+from support.cli import Dpone, posts
 
 WIDE = ("2026-06-01", "2026-10-15")
 """The example data holds rows from 2026-08-01 to 2026-08-31 only."""

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from _cli_support import FULL, ONE_ASYNC_CHILD, Dpone
 
 from dpone.cli._inputs import close_quietly, open_journal
+from support.cli import FULL, ONE_ASYNC_CHILD, Dpone
 
 
 @pytest.fixture

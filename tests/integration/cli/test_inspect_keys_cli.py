@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _cli_support import FULL, ONE_ASYNC_CHILD, Dpone
 
 from dpone.receiver import ReceiverThread
+from support.cli import FULL, ONE_ASYNC_CHILD, Dpone
 
 
 @pytest.fixture

@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
-from _cli_support import FULL, ONE_ASYNC_CHILD, Dpone, receiver_requests
 
-from _support import free_port
 from dpone.receiver import ReceiverThread
+from support.cli import FULL, ONE_ASYNC_CHILD, Dpone, receiver_requests
+from support.common import free_port
 
 PASSWORD = "pw-sentinel-cli-8Hq"
 

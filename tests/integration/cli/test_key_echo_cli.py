@@ -14,9 +14,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from _cli_support import ONE_ASYNC_CHILD, TOKEN, TOKEN_ENV, Dpone, bind_registry
 
 from dpone.receiver import ReceiverConfig, ReceiverThread
+from support.cli import ONE_ASYNC_CHILD, TOKEN, TOKEN_ENV, Dpone, bind_registry
 
 OTHER_INTERVAL_SAME_ROWS = ("2026-08-08", "2026-08-11")
 """190 rows in one child, like ONE_ASYNC_CHILD."""

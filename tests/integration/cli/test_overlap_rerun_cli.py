@@ -14,9 +14,9 @@ import re
 from pathlib import Path
 
 import pytest
-from _cli_support import ONE_ASYNC_CHILD, Dpone, Run, posts
 
 from dpone.receiver import ReceiverThread
+from support.cli import ONE_ASYNC_CHILD, Dpone, Run, posts
 
 
 @pytest.fixture

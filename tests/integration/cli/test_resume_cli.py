@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cli_support import FULL, TOKEN, TOKEN_ENV, TWO_ASYNC_CHILDREN, Dpone, posts, receiver_requests
 
 from dpone.artifacts import LocalArtifactStore
 from dpone.contracts import content_digest
 from dpone.receiver import ReceiverThread
+from support.cli import FULL, TOKEN, TOKEN_ENV, TWO_ASYNC_CHILDREN, Dpone, posts, receiver_requests
 
 
 @pytest.fixture

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cli_support import FULL, ONE_ASYNC_CHILD, TOKEN_ENV, Dpone, Run, bind_registry
 
-from _support import free_port
 from dpone.receiver import ReceiverThread
+from support.cli import FULL, ONE_ASYNC_CHILD, TOKEN_ENV, Dpone, Run, bind_registry
+from support.common import free_port
 
 WEEK = ("2026-08-01", "2026-08-08")
 _NEXT = re.compile(r"^\s*next: (dpone .*)$", re.M)

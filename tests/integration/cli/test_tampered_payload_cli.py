@@ -8,11 +8,11 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from _cli_support import TWO_ASYNC_CHILDREN, Dpone, posts
 
 from dpone.artifacts import LocalArtifactStore
 from dpone.contracts import content_digest
 from dpone.receiver import ReceiverThread
+from support.cli import TWO_ASYNC_CHILDREN, Dpone, posts
 
 
 @pytest.fixture

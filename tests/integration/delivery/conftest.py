@@ -14,7 +14,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from _delivery_support import (
+
+from dpone.contracts.journal import DeliveryJournalPort
+from dpone.executor.transport import HttpTransport
+from dpone.journal.postgres import PostgresJournal
+from dpone.journal.sqlite import SqliteJournal
+from dpone.receiver import ReceiverConfig, ReceiverThread
+from support.common import EXAMPLES
+from support.delivery import (
     ENVIRONMENT,
     SHORT,
     TOKEN,
@@ -26,13 +33,6 @@ from _delivery_support import (
     postgres_schema,
     seal,
 )
-
-from _support import EXAMPLES
-from dpone.contracts.journal import DeliveryJournalPort
-from dpone.executor.transport import HttpTransport
-from dpone.journal.postgres import PostgresJournal
-from dpone.journal.sqlite import SqliteJournal
-from dpone.receiver import ReceiverConfig, ReceiverThread
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,6 @@ resolved leaves the child in ``retry_wait``; a malformed request stays ``final_n
 from __future__ import annotations
 
 import pytest
-from _delivery_support import TOKEN_ENV, FirstSendTo, Harness, HarnessFactory, no_sleep
 
 from dpone.contracts import ERROR_CATALOG, DponeError, ExitClass, RemoteEffect
 from dpone.contracts.plan import RestDeliveryPlan
@@ -23,6 +22,7 @@ from dpone.executor.transport import (
     TransportOutcome,
     TransportTimeouts,
 )
+from support.delivery import TOKEN_ENV, FirstSendTo, Harness, HarnessFactory, no_sleep
 
 FAMILIES = pytest.mark.parametrize("family", ["sync", "async"])
 FIRST_OUTCOME = {"sync": "submitting_sync_success", "async": "submitting_async_receipt_accepted"}

@@ -17,9 +17,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from _delivery_support import WORKLOADS, Harness, HarnessFactory
 
-from _support import EXAMPLES
 from dpone.contracts import RemoteEffect
 from dpone.executor.supervisor import (
     DeliveryBlocked,
@@ -28,6 +26,8 @@ from dpone.executor.supervisor import (
     parent_admission,
     resume_step,
 )
+from support.common import EXAMPLES
+from support.delivery import WORKLOADS, Harness, HarnessFactory
 
 WITH_EMPTY_WINDOWS = {"sync": (dt.date(2026, 7, 1), dt.date(2026, 9, 1)),
                       "async": (dt.date(2026, 7, 20), dt.date(2026, 9, 10))}

@@ -10,11 +10,10 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
-from _delivery_support import HarnessFactory, row_key
-
-from _support import EXAMPLES
 from dpone.contracts import RemoteEffect
 from dpone.executor.supervisor import DeliveryBlocked, DeliveryCompleted, parent_admission
+from support.common import EXAMPLES
+from support.delivery import HarnessFactory, row_key
 
 WEEK = (dt.date(2026, 8, 1), dt.date(2026, 8, 8))
 

@@ -12,9 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from _delivery_support import TOKEN, TOKEN_ENV, HarnessFactory, payload_text
 
-from _support import EXAMPLES
 from dpone.contracts import DponeError, RemoteEffect
 from dpone.contracts.journal import DeliveryJournalPort
 from dpone.executor.supervisor import (
@@ -23,6 +21,8 @@ from dpone.executor.supervisor import (
     DeliveryResult,
     parent_admission,
 )
+from support.common import EXAMPLES
+from support.delivery import TOKEN, TOKEN_ENV, HarnessFactory, payload_text
 
 
 def _change_one_reading(csv_path: Path, day: str) -> None:

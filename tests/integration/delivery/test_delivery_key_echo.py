@@ -14,12 +14,12 @@ import datetime as dt
 from collections.abc import Iterator
 
 import pytest
-from _delivery_support import TOKEN, HarnessFactory, http_transport
 
 from dpone.contracts import RemoteEffect
 from dpone.contracts.journal import ChildOperation
 from dpone.executor.supervisor import DeliveryBlocked
 from dpone.receiver import ReceiverConfig, ReceiverThread
+from support.delivery import TOKEN, HarnessFactory, http_transport
 
 ONE_JOB = (dt.date(2026, 8, 1), dt.date(2026, 8, 5))
 REUSED_BOOT_ID = "0badc0de"

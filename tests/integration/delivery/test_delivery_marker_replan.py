@@ -16,11 +16,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from _delivery_support import Harness, HarnessFactory
 
-from _support import EXAMPLES
 from dpone.contracts import DponeError
 from dpone.executor.supervisor import DeliveryCompleted
+from support.common import EXAMPLES
+from support.delivery import Harness, HarnessFactory
 
 ONE_JOB = (dt.date(2026, 8, 1), dt.date(2026, 8, 4))  # one 3-day window
 

@@ -7,12 +7,12 @@ import datetime as dt
 import json
 
 import pytest
-from _delivery_support import FULL, Harness, HarnessFactory
 
 from dpone.contracts import DponeError, RemoteEffect
 from dpone.contracts.journal import ChildOperation
 from dpone.executor.supervisor import DeliveryBlocked, DeliveryCompleted
 from dpone.receiver import ReceiverThread
+from support.delivery import FULL, Harness, HarnessFactory
 
 ONE_JOB = (dt.date(2026, 8, 1), dt.date(2026, 8, 4))  # one 3-day window
 

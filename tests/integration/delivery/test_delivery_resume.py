@@ -7,11 +7,11 @@ from __future__ import annotations
 import random
 
 import pytest
-from _delivery_support import HOLDER, HarnessFactory, no_sleep
 
 from dpone.contracts import DponeError
 from dpone.contracts.journal import ChildOperation
 from dpone.executor.supervisor import DeliveryCompleted, resume, sealed_children
+from support.delivery import HOLDER, HarnessFactory, no_sleep
 
 
 class WorkerLost(Exception):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 
 import pytest
-from _delivery_support import Harness, HarnessFactory, uncertified
 
 from dpone.contracts import DponeError, RemoteEffect, canonical_json
 from dpone.contracts.journal import ChildOperation
@@ -16,6 +15,7 @@ from dpone.executor.supervisor import (
     DeliveryResult,
     parent_admission,
 )
+from support.delivery import Harness, HarnessFactory, uncertified
 
 UNKNOWN_STATE = "final_not_accepted_unknown_unverified"
 

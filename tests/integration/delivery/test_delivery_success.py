@@ -7,12 +7,12 @@ import time
 from collections import Counter
 
 import pytest
-from _delivery_support import FULL, FirstSendTo, Harness, HarnessFactory, http_transport, row_key
 
-from _support import free_port
 from dpone.contracts import RemoteEffect
 from dpone.executor.supervisor import DeliveryCompleted, outbound_request
 from dpone.executor.transport import Response
+from support.common import free_port
+from support.delivery import FULL, FirstSendTo, Harness, HarnessFactory, http_transport, row_key
 
 FAMILIES = pytest.mark.parametrize("family", ["sync", "async"])
 

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from _journal_reservations import QUERY, Reservations, reservation_map
-from _journal_schema import migrated_schema
-from _journal_support import ENVIRONMENT
 
 from dpone.contracts.journal import DeliveryJournalPort
 from dpone.journal.postgres import PostgresJournal
 from dpone.journal.sqlite import SqliteJournal
+from support.journal import ENVIRONMENT
+from support.journal_reservations import QUERY, Reservations, reservation_map
+from support.journal_schema import migrated_schema
 
 
 @pytest.fixture

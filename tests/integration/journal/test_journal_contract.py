@@ -10,8 +10,14 @@ import time
 from pathlib import Path
 
 import pytest
-from _journal_reservations import Reservations
-from _journal_support import (
+from pydantic import ValidationError
+
+from dpone.artifacts import LocalArtifactStore
+from dpone.contracts import DponeError, canonical_json
+from dpone.contracts.journal import DeliveryJournalPort, TransitionRequest
+from dpone.journal._ids import attempt_id
+from dpone.journal._marker import marker_digest, marker_key
+from support.journal import (
     ENVIRONMENT,
     OTHER_DOMAIN,
     admission,
@@ -22,13 +28,7 @@ from _journal_support import (
     submit,
     sync_success,
 )
-from pydantic import ValidationError
-
-from dpone.artifacts import LocalArtifactStore
-from dpone.contracts import DponeError, canonical_json
-from dpone.contracts.journal import DeliveryJournalPort, TransitionRequest
-from dpone.journal._ids import attempt_id
-from dpone.journal._marker import marker_digest, marker_key
+from support.journal_reservations import Reservations
 
 
 def _code(excinfo: pytest.ExceptionInfo[DponeError]) -> str:

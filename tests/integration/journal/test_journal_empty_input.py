@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import pytest
-from _journal_support import admission, complete_full, generation, step
 
 from dpone.contracts import DponeError
 from dpone.contracts.journal import ChildOperation, DeliveryJournalPort, ParentAdmission
+from support.journal import admission, complete_full, generation, step
 
 FACTS = ["no_request_sent", "sealed_without_rows", "frozen_read_complete"]
 Finalize = Callable[[DeliveryJournalPort, ChildOperation], ChildOperation]

@@ -9,12 +9,12 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from _journal_reservations import Reservations
-from _journal_support import ENVIRONMENT, admission, step, submit, sync_success
 
 from dpone.contracts import DponeError
 from dpone.contracts.journal import ChildOperation, DeliveryJournalPort, Lease
 from dpone.journal._marker import marker_digest
+from support.journal import ENVIRONMENT, admission, step, submit, sync_success
+from support.journal_reservations import Reservations
 
 REPLAY_FACTS = ("certified_remote_fence", "retry_budget_remaining", "may_attempt_marker_durable",
                 "capacity_reserved", "mutation_gate_open")

@@ -5,11 +5,11 @@ status per delivery from it."""
 from __future__ import annotations
 
 import pytest
-from _journal_support import admission, complete_failed, complete_full, step, submit
 
 from dpone.contracts import DponeError
 from dpone.contracts.journal import DeliveryJournalPort
 from dpone.executor.supervisor import delivery_status
+from support.journal import admission, complete_failed, complete_full, step, submit
 
 
 def test_an_empty_journal_lists_nothing(journal: DeliveryJournalPort) -> None:

@@ -12,12 +12,12 @@ import time
 from pathlib import Path
 
 import pytest
-from _journal_support import admission, generation, step, submit
 
 from dpone.artifacts import LocalArtifactStore
 from dpone.contracts import DponeError, canonical_json
 from dpone.contracts.journal import AttemptPlan, DeliveryJournalPort, Lease
 from dpone.journal._marker import marker_digest
+from support.journal import admission, generation, step, submit
 
 
 def _publish(store: LocalArtifactStore, plan: AttemptPlan) -> str:

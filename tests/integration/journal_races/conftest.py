@@ -14,9 +14,10 @@ from multiprocessing.pool import Pool
 from typing import Any
 
 import pytest
-from integration.journal._journal_schema import migrated_schema
-from integration.journal._journal_support import ENVIRONMENT
-from integration.journal_races import _generation_race_worker as worker
+
+from support import generation_race_worker as worker
+from support.journal import ENVIRONMENT
+from support.journal_schema import migrated_schema
 
 
 @pytest.fixture(scope="module")

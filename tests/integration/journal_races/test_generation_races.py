@@ -23,11 +23,11 @@ import psycopg
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from integration.journal._journal_support import ENVIRONMENT, admission, generation
-from integration.journal_races import _generation_race_worker as worker
 
 from dpone.contracts import content_digest
 from dpone.journal.postgres import PostgresJournal
+from support import generation_race_worker as worker
+from support.journal import ENVIRONMENT, admission, generation
 
 pytestmark = pytest.mark.slow
 

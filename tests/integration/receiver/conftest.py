@@ -11,11 +11,9 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from _receiver_support import TOKEN
 
 from dpone.receiver import ManualClock, ReceiverConfig, ReceiverThread
-
-PROCESSING_SECONDS = 10.0
+from support.receiver import PROCESSING_SECONDS, TOKEN
 
 
 @pytest.fixture(scope="session")

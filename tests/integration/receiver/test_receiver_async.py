@@ -8,9 +8,12 @@ import time
 from datetime import UTC, datetime
 
 import httpx
-from _receiver_support import (
+
+from dpone.receiver import ManualClock, ReceiverConfig, ReceiverThread
+from support.receiver import (
     CSV_ROWS,
     JOBS_PATH,
+    PROCESSING_SECONDS,
     TOKEN,
     csv_gz,
     job,
@@ -18,9 +21,6 @@ from _receiver_support import (
     multipart,
     submit_job,
 )
-from conftest import PROCESSING_SECONDS
-
-from dpone.receiver import ManualClock, ReceiverConfig, ReceiverThread
 
 FILENAME = "3f9a" + "0" * 60 + ".csv.gz"
 

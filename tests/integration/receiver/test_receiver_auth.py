@@ -6,8 +6,11 @@ import json
 
 import httpx
 import pytest
-from _receiver_support import (
+
+from dpone.receiver import ManualClock, ReceiverConfig, ReceiverThread
+from support.receiver import (
     JOBS_PATH,
+    PROCESSING_SECONDS,
     SYNC_PATH,
     TOKEN,
     install,
@@ -18,9 +21,6 @@ from _receiver_support import (
     rule,
     submit_job,
 )
-from conftest import PROCESSING_SECONDS
-
-from dpone.receiver import ManualClock, ReceiverConfig, ReceiverThread
 
 WRONG = ["", "Bearer", "Bearer wrong-token", f"Basic {TOKEN}", f"Bearer {TOKEN}x", f"Bearer {TOKEN[:-1]}"]
 

@@ -8,8 +8,11 @@ import time
 
 import httpx
 import pytest
-from _receiver_support import (
+
+from dpone.receiver import ManualClock, ReceiverThread
+from support.receiver import (
     JOBS_PATH,
+    PROCESSING_SECONDS,
     SYNC_PATH,
     install,
     job,
@@ -19,9 +22,6 @@ from _receiver_support import (
     rule,
     submit_job,
 )
-from conftest import PROCESSING_SECONDS
-
-from dpone.receiver import ManualClock, ReceiverThread
 
 ROWS = [{"n": 1, "t": "один"}, {"n": 2, "t": None}, {"n": 3, "t": ""}]
 FILENAME = "b7" + "1" * 62 + ".csv.gz"

@@ -7,9 +7,9 @@ import socket
 
 import httpx
 import pytest
-from _receiver_support import TOKEN, ndjson, post_batch
 
 from dpone.receiver import ReceiverConfig, ReceiverThread
+from support.receiver import TOKEN, ndjson, post_batch
 
 
 def test_thread_starts_on_a_free_port_and_stops_cleanly() -> None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import httpx
-from _receiver_support import NDJSON, SYNC_PATH, TOKEN, ledger, ndjson, post_batch
 
 from dpone.receiver import ReceiverConfig, ReceiverThread
+from support.receiver import NDJSON, SYNC_PATH, TOKEN, ledger, ndjson, post_batch
 
 ROWS = [
     {"day": "2026-09-01", "sensor": "s-1", "value": 1.5, "note": "Привет, мир"},

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from _seal_support import EXAMPLE_NAMES, Sealed, seal_example
+
+from support.seal import EXAMPLE_NAMES, Sealed, seal_example
 
 
 @pytest.fixture(scope="session")

@@ -7,14 +7,13 @@ import ast
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from _seal_support import EXAMPLE_NAMES, INTERVAL, Sealed
-
-from _support import EXAMPLES, ROOT
 from dpone.artifacts import LocalArtifactStore
 from dpone.compiler import compile_workload
 from dpone.contracts.ports import ArtifactRef
 from dpone.contracts.source_parent import SourceParent
 from dpone.executor.seal import seal_boundary
+from support.common import EXAMPLES, ROOT
+from support.seal import EXAMPLE_NAMES, INTERVAL, Sealed
 
 
 class StreamOnlyStore:

@@ -6,13 +6,13 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
-from _cli_documents import published_document
-from _seal_support import Sealed
 from click.testing import CliRunner
 
-from _support import EXAMPLES
 from dpone.cli.compile import plan as plan_command
 from dpone.cli.seal import seal
+from support.cli_documents import published_document
+from support.common import EXAMPLES
+from support.seal import Sealed
 
 WORKLOAD = EXAMPLES / "workloads" / "measurements_async.yaml"
 INTERVAL = ["--interval-start", "2026-08-01", "--interval-end", "2026-09-01"]

@@ -9,14 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from _seal_support import EXAMPLE_NAMES, Sealed, seal_example
 
-from _support import ROOT
+from support.common import ROOT
+from support.seal import EXAMPLE_NAMES, Sealed, seal_example
 
 SCRIPT = """
 import json, sys
 from pathlib import Path
-from _seal_support import seal_example
+from support.seal import seal_example
 
 sealed = seal_example(sys.argv[1], Path(sys.argv[2]))
 topology = sealed.topology

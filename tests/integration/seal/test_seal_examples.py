@@ -5,12 +5,12 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from _seal_support import EXAMPLE_NAMES, INTERVAL, Sealed, comparable_schema, read_payload
 
 from dpone.contracts import content_digest
 from dpone.contracts.children import ChildPlan, DaySlice
 from dpone.contracts.sealed import PAYLOAD_SCHEMA_ID
 from dpone.plans import limit_violations, verify_coverage
+from support.seal import EXAMPLE_NAMES, INTERVAL, Sealed, comparable_schema, read_payload
 
 pytestmark = pytest.mark.parametrize("name", EXAMPLE_NAMES)
 

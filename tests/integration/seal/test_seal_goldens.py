@@ -11,11 +11,11 @@ import json
 from typing import Any
 
 import pytest
-from _seal_support import EXAMPLE_NAMES, Sealed
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-from _support import ROOT
 from dpone.codecs import codec_libraries
+from support.common import ROOT
+from support.seal import EXAMPLE_NAMES, Sealed
 
 GOLDENS = ROOT / "goldens" / "seal"
 

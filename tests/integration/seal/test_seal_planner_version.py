@@ -6,15 +6,15 @@ import json
 from pathlib import Path
 
 import pytest
-from _seal_support import INTERVAL
 
-from _support import EXAMPLES
 from dpone.artifacts import LocalArtifactStore
 from dpone.compiler import compile_workload
 from dpone.contracts import DponeError
 from dpone.contracts.plan import PLANNER_ALGORITHM_VERSION, RestDeliveryPlan
 from dpone.executor.seal import seal_all
 from dpone.executor.source import freeze_source
+from support.common import EXAMPLES
+from support.seal import INTERVAL
 
 
 def test_a_plan_pinned_to_the_previous_planner_seals_nothing(tmp_path: Path) -> None:

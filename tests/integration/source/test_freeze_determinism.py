@@ -8,14 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _support import EXAMPLES, ROOT
 from dpone.executor.source import open_parent
+from support.common import EXAMPLES, ROOT
 
 SCRIPT = """
 import datetime as dt, json, sys
 from pathlib import Path
 from dpone.executor.source import freeze_source
-from unit.source.source_support import MemoryArtifactStore, example_plan
+from support.source import MemoryArtifactStore, example_plan
 
 out = Path(sys.argv[1])
 store = MemoryArtifactStore()

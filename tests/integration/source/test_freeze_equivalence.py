@@ -20,7 +20,7 @@ from dpone.contracts.plan import ResolvedSource
 from dpone.contracts.ports import ArtifactRef, ImmutableArtifactPort
 from dpone.contracts.source_parent import PostgresSnapshotVersion, SourceParent
 from dpone.executor.source import freeze_source, open_parent
-from unit.source.source_support import (
+from support.source import (
     EXAMPLE_CSV,
     WEEK,
     MemoryArtifactStore,

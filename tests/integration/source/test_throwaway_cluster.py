@@ -8,7 +8,7 @@ import time
 import psycopg
 import pytest
 
-from _postgres_cluster import STANDBY_NAME, ThrowawayCluster
+from support.postgres_cluster import STANDBY_NAME, ThrowawayCluster
 
 
 def test_session_cluster_is_utf8_and_reachable(postgres_dsn: str) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _transport_servers import Pki
+
+from support.transport_servers import Pki
 
 
 @pytest.fixture(scope="session")

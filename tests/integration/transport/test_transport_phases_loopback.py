@@ -7,20 +7,7 @@ import threading
 import time
 
 import pytest
-from _transport_servers import (
-    FullBacklog,
-    LoopbackServer,
-    Pki,
-    close_after_head,
-    close_after_read,
-    dribble,
-    never_answer,
-    never_read,
-    reset_after_read,
-    respond,
-)
 
-from _support import free_port
 from dpone.executor.transport import (
     Failure,
     FailureKind,
@@ -32,7 +19,20 @@ from dpone.executor.transport import (
     TransportPhase,
     TransportTimeouts,
 )
-from unit.transport.transport_support import binding, credential, post
+from support.common import free_port
+from support.transport import binding, credential, post
+from support.transport_servers import (
+    FullBacklog,
+    LoopbackServer,
+    Pki,
+    close_after_head,
+    close_after_read,
+    dribble,
+    never_answer,
+    never_read,
+    reset_after_read,
+    respond,
+)
 
 NOT, MAY = TransportPhase.NOT_STARTED, TransportPhase.MAY_HAVE_REACHED
 FAST = TransportTimeouts(connect=0.5, read=0.5, write=0.5, pool=0.3, total=5)

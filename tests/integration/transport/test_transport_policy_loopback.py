@@ -8,7 +8,6 @@ import traceback
 
 import httpx
 import pytest
-from _transport_servers import LoopbackServer, Pki, read_request, respond
 
 from dpone.executor.transport import (
     Failure,
@@ -17,7 +16,8 @@ from dpone.executor.transport import (
     TransportTimeouts,
     resolve_credentials,
 )
-from unit.transport.transport_support import SENTINEL, binding, credential, post
+from support.transport import SENTINEL, binding, credential, post
+from support.transport_servers import LoopbackServer, Pki, read_request, respond
 
 FAST = TransportTimeouts(connect=1, read=2, write=2, pool=1, total=5)
 

@@ -3,15 +3,14 @@
 
 from __future__ import annotations
 
-from _transport_servers import LoopbackServer, respond
-
-from _support import EXAMPLES
 from dpone.compiler import compile_workload
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.profile import KeyEcho, ResponseBounds
 from dpone.executor.supervisor._observe import echo_matches
 from dpone.executor.transport import OutboundRequest, Response, transport_for
-from unit.transport.transport_support import credential
+from support.common import EXAMPLES
+from support.transport import credential
+from support.transport_servers import LoopbackServer, respond
 
 OURS = "3f" * 32 + ".csv.gz"
 

@@ -6,9 +6,9 @@ import re
 
 from click.testing import CliRunner
 
-from _support import ROOT
 from dpone.cli.main import cli
 from dpone.receiver import FAULT_KINDS
+from support.common import ROOT
 
 DOCS = ROOT / "docs"
 

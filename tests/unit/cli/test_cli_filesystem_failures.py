@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from _support import EXAMPLES, assert_no_traceback, run_dpone
 from dpone.cli.main import cli
 from dpone.contracts import DponeError, content_digest
 from dpone.plans import write_plan
+from support.common import EXAMPLES, assert_no_traceback, run_dpone
 
 WORKLOAD = str(EXAMPLES / "workloads" / "measurements_sync.yaml")
 BOUNDARY = ["--registry", str(EXAMPLES), "--interval-start", "2026-08-01",

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from _support import EXAMPLES
 from dpone.cli.main import cli
+from support.common import EXAMPLES
 
 ESCAPE = "\x1b["
 

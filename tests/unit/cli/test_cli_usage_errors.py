@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from _support import EXAMPLES, assert_no_traceback, run_dpone
 from dpone.cli._output import wants_json
 from dpone.cli.main import cli
+from support.common import EXAMPLES, assert_no_traceback, run_dpone
 
 WORKLOAD = str(EXAMPLES / "workloads" / "measurements_sync.yaml")
 REGISTRY = ["--registry", str(EXAMPLES)]

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _support import ROOT
+from support.common import ROOT
 
 PARENT = "op_v1_" + "a" * 64
 _DPONE_STUB = f"""#!{sys.executable}

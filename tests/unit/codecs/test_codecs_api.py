@@ -10,10 +10,8 @@ from unittest import mock
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from codecs_support import mapping_of
 
 import dpone.codecs
-from _support import ROOT
 from dpone.codecs import (
     CODEC_VERSION,
     PayloadEncodingError,
@@ -27,6 +25,8 @@ from dpone.codecs import (
     gzip_stream,
 )
 from dpone.contracts.profile import Codec, PayloadFormat
+from support.codec_reference import mapping_of
+from support.common import ROOT
 
 MAPPING = mapping_of(("s", "string"), ("n", "int64"))
 TABLE = pa.table({"s": ["a", None], "n": [1, 2]})

@@ -8,7 +8,12 @@ from unittest import mock
 
 import pyarrow as pa
 import pytest
-from codecs_support import (
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpone.codecs import PayloadEncodingError, encode_csv
+from dpone.contracts.profile import CsvCodec
+from support.codec_reference import (
     EDGE_MAPPING,
     EDGE_ROWS,
     T0,
@@ -19,11 +24,6 @@ from codecs_support import (
     table_of,
     tables,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from dpone.codecs import PayloadEncodingError, encode_csv
-from dpone.contracts.profile import CsvCodec
 
 UTC = dt.UTC
 TRICKY = EDGE_MAPPING

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.csv as pcsv
-from codecs_support import read_csv, reference_csv, reference_ndjson, schema_of
 from ruamel.yaml import YAML
 
-from _support import EXAMPLES
 from dpone.codecs import MultipartEnvelope, compress, encode_csv, encode_rows, measure
 from dpone.contracts.mapping import PayloadMapping
 from dpone.contracts.profile import CsvCodec, OperationProfile
+from support.codec_reference import read_csv, reference_csv, reference_ndjson, schema_of
+from support.common import EXAMPLES
 
 GOLDEN_CSV_SHA256 = "dc45c744ab7c2986e3927343b849011137d9e505383e074ad06c2b0c60c0065c"
 GOLDEN_CSV_GZIP_SHA256 = "b74126918c0d64e122c4189c3d3c9372e9f9daec2c6a59286a0685dacf94274a"

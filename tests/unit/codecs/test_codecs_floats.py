@@ -8,12 +8,12 @@ import struct
 
 import pyarrow as pa
 import pytest
-from codecs_support import mapping_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpone.codecs import PayloadEncodingError, encode_csv, encode_ndjson
 from dpone.contracts.profile import CsvCodec, JsonCodec
+from support.codec_reference import mapping_of
 
 MAPPING = mapping_of(("x", "float64"))
 NO_HEADER = CsvCodec(header=False, null="NULL")

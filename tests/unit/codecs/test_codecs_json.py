@@ -9,7 +9,12 @@ from unittest import mock
 
 import pyarrow as pa
 import pytest
-from codecs_support import (
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpone.codecs import PayloadEncodingError, encode_json_array, encode_ndjson
+from dpone.contracts.profile import JsonCodec
+from support.codec_reference import (
     EDGE_MAPPING,
     EDGE_ROWS,
     T0,
@@ -21,11 +26,6 @@ from codecs_support import (
     table_of,
     tables,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from dpone.codecs import PayloadEncodingError, encode_json_array, encode_ndjson
-from dpone.contracts.profile import JsonCodec
 
 UTC = dt.UTC
 MAPPING = EDGE_MAPPING

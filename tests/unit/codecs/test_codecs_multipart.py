@@ -10,13 +10,13 @@ from typing import Any
 from unittest import mock
 
 import pytest
-from codecs_support import parse_multipart
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpone.codecs import BOUNDARY_PREFIX, MultipartEnvelope, PayloadIntegrityError
 from dpone.codecs import _multipart as multipart_module
 from dpone.contracts.identity import identity, rendered_request_semantics_digest
+from support.codec_reference import parse_multipart
 
 SCALARS = [("range_start", "2026-08-01"), ("range_end", "2026-08-03"), ("note", "Ёлка, \"x\"\r\n")]
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from _support import EXAMPLES
 from dpone.cli.main import cli
+from support.common import EXAMPLES
 
 
 def _check(registry: Path, name: str, *extra: str) -> str:

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from _support import EXAMPLES
 from dpone.cli.main import cli
 from dpone.compiler import compile_workload
 from dpone.compiler._yaml import load_yaml_file
 from dpone.contracts import canonical_json, content_digest
+from support.common import EXAMPLES
 
 WORKLOADS = ["measurements_async", "measurements_sync"]
 ASYNC_PROFILE = "profiles/mock.dataset-jobs@1.yaml"

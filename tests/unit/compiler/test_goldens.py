@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-from _support import EXAMPLES, ROOT
 from dpone.compiler import compile_workload
 from dpone.contracts import canonical_json, content_digest
+from support.common import EXAMPLES, ROOT
 
 
 class PlanGolden(SingleFileSnapshotExtension):

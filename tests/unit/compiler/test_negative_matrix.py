@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from _support import EXAMPLES, assert_no_traceback, run_dpone
 from dpone.cli.main import cli
 from dpone.contracts._errors import ERROR_CATALOG
+from support.common import EXAMPLES, assert_no_traceback, run_dpone
 
 NEGATIVE = Path(__file__).resolve().parent / "negative"
 CASES = sorted(p.name for p in NEGATIVE.iterdir() if p.is_dir())

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from _support import EXAMPLES
 from dpone.compiler import compile_workload
 from dpone.compiler._yaml import load_yaml_file
 from dpone.compiler.schemas import MODELS, SCHEMA_DIR, render
+from support.common import EXAMPLES
 
 
 @pytest.mark.parametrize("schema_id", sorted(MODELS))

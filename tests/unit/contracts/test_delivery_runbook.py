@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from _support import ROOT
 from dpone.contracts import ERROR_CATALOG
 from dpone.executor.supervisor import ACTIONS
+from support.common import ROOT
 
 RUNBOOK = ROOT / "docs" / "runbooks" / "delivery-outcomes.md"
 STOPS = sorted({*ACTIONS, "REST_DELIVERY_INTENT_CONFLICT", "receiver.unavailable"})

@@ -8,11 +8,11 @@ from typing import Protocol
 
 import dpone.contracts.journal as journal_contracts
 import dpone.executor.transport as transport
-from _support import EXAMPLES
 from dpone.compiler import compile_workload
 from dpone.contracts import ports
 from dpone.contracts.binding import ConnectionBinding
 from dpone.contracts.secret import Credential, Secret
+from support.common import EXAMPLES
 
 PORTS = {"ImmutableArtifactPort", "DeliveryJournalView", "DeliveryJournalPort",
          "RestTransportPort", "CredentialResolver", "Clock"}

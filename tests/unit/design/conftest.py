@@ -6,7 +6,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
-from _design_support import Edit, apply_edits
 
 from dpone.compiler.design_contract import (
     DesignReport,
@@ -15,6 +14,7 @@ from dpone.compiler.design_contract import (
 )
 from dpone.contracts.design import load_state_contract
 from dpone.contracts.state import StateContract
+from support.design import Edit, apply_edits
 
 
 @pytest.fixture(scope="session")

@@ -8,13 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _design_support import run_check
 from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 
-from _support import ROOT
 from dpone.cli.main import cli
 from dpone.compiler.design_contract import render_state_machine_reference
+from support.common import ROOT
+from support.design import run_check
 
 REFERENCE = ROOT / "docs" / "reference" / "state-machine.md"
 REPORT_SCHEMA = ROOT / "dpone" / "contracts" / "design" / "design-contract-report.v1.schema.json"

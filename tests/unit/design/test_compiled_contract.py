@@ -8,9 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _design_support import run_check
 
-from _support import ROOT
 from dpone.compiler.design_contract import (
     COMPILED_CONTRACT_PATH,
     check_contract,
@@ -25,6 +23,8 @@ from dpone.contracts.design import (
     load_state_contract,
 )
 from dpone.contracts.state import StateContract
+from support.common import ROOT
+from support.design import run_check
 
 
 def test_compiled_contract_matches_the_yaml() -> None:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from _support import ROOT
 from dpone.compiler.design_contract import check_shipped_contract
 from dpone.compiler.design_names import rendered_modules, stale_modules
 from dpone.contracts import REST_DELIVERY_ERRORS
@@ -21,6 +20,7 @@ from dpone.contracts.state import (
     Transition,
     TriggerKind,
 )
+from support.common import ROOT
 
 
 @pytest.mark.parametrize("path", sorted(rendered_modules()), ids=lambda path: path.name)

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from _design_support import FIXTURES, line_of, run_check
+
+from support.design import FIXTURES, line_of, run_check
 
 _CAS_OBS = "    cas: {expected_revision: true, journal_epoch: true, lease: observation}\n"
 

@@ -10,7 +10,6 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from _support import ROOT
 from dpone.compiler.design_contract import (
     SPEC_ERROR_CODES,
     check_contract,
@@ -28,6 +27,7 @@ from dpone.contracts import (
 )
 from dpone.contracts.design import load_state_contract
 from dpone.contracts.state import LeaseKind, StateContract, TriggerKind
+from support.common import ROOT
 
 DESIGN = files("dpone.contracts").joinpath("design")
 EXPECTED_CHECKS = [

@@ -11,7 +11,7 @@ from types import ModuleType
 import pytest
 from ruamel.yaml import YAML
 
-from _support import EXAMPLES, ROOT
+from support.common import EXAMPLES, ROOT
 
 SCRIPT = ROOT / "scripts" / "generate_authoring_reference.py"
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import click
 import pytest
 
-from _support import ROOT
 from dpone.cli.main import cli
+from support.common import ROOT
 
 DOCS = ("README.md", "docs/authoring.md", "benchmarks/README.md")
 REPO_ROOTS = ("dpone/", "docs/", "examples/", "scripts/", "benchmarks/", "tests/", "goldens/", ".ci/")

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from _support import ROOT
+from support.common import ROOT
 
 JOURNAL = ROOT / "dpone" / "journal"
 SQL = JOURNAL / "sql"

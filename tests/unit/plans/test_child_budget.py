@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from _plans_support import AUGUST, RowOracle, day_slices, limits, row_sizes
 from hypothesis import given
 from pydantic import ValidationError
 from test_planner_properties import SETTINGS, Source, sources
@@ -14,6 +13,7 @@ from dpone.contracts import DponeError
 from dpone.contracts.plan import EffectiveLimits
 from dpone.contracts.profile import Limits
 from dpone.plans import plan_children
+from support.plans import AUGUST, RowOracle, day_slices, limits, row_sizes
 
 D = dt.date
 

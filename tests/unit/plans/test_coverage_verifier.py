@@ -6,11 +6,11 @@ import datetime as dt
 from collections.abc import Callable
 
 import pytest
-from _plans_support import AUGUST, RowOracle, day_slices, limits, row_sizes
 from pydantic import ValidationError
 
 from dpone.contracts.children import ChildDescriptor, ChildPlan, CoverageProof, DaySlice
 from dpone.plans import plan_children, verify_coverage
+from support.plans import AUGUST, RowOracle, day_slices, limits, row_sizes
 
 D = dt.date
 COUNTS = [10, 0, 30, 5, 0, 0, 20, 8]  # 73 rows over 2026-08-01 .. 2026-08-08

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from _plans_support import AUGUST, RowOracle, day_slices, example_counts, limits, row_sizes
 
 import dpone.plans
 from dpone.contracts import DponeError
@@ -20,6 +19,7 @@ from dpone.plans import (
     plan_children,
     verify_coverage,
 )
+from support.plans import AUGUST, RowOracle, day_slices, example_counts, limits, row_sizes
 
 D = dt.date
 DIGEST = "sha256:" + "0f" * 32

@@ -25,7 +25,6 @@ import random
 from dataclasses import dataclass
 
 import pytest
-from _plans_support import RowOracle, day_slices, limits, row_sizes, scope_groups
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -33,6 +32,7 @@ from dpone.contracts import DponeError
 from dpone.contracts.children import ChildDescriptor, ChildPlan, DaySlice
 from dpone.contracts.plan import EffectiveLimits
 from dpone.plans import Measured, child_plan_digest, limit_violations, plan_children, verify_coverage
+from support.plans import RowOracle, day_slices, limits, row_sizes, scope_groups
 
 SETTINGS = settings(max_examples=200, deadline=None)
 KINDS = ("partition_replace", "incremental_append")

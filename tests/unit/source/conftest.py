@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from dpone.contracts.ports import ImmutableArtifactPort
-from unit.source.source_support import artifact_store
+from support.source import artifact_store
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from _support import EXAMPLES
 from dpone.contracts import DponeError, canonical_json, content_digest
 from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.contracts.source_parent import SourceParent
@@ -21,7 +20,8 @@ from dpone.executor.source import (
     open_parent,
     parent_document_key,
 )
-from unit.source.source_support import (
+from support.common import EXAMPLES
+from support.source import (
     EXAMPLE_CSV,
     WEEK,
     MemoryArtifactStore,

@@ -12,7 +12,7 @@ import pytest
 from dpone.contracts import DponeError
 from dpone.contracts.plan import ResolvedSource
 from dpone.executor.source import freeze_source
-from unit.source.source_support import (
+from support.source import (
     EXAMPLE_CSV,
     WEEK,
     MemoryArtifactStore,

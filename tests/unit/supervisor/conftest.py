@@ -8,14 +8,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from _example_seal import SealedExample, seal_example
 
-from _support import EXAMPLES
 from dpone.artifacts import LocalArtifactStore
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.executor.transport import HttpTransport
 from dpone.journal.sqlite import SqliteJournal
-from unit.supervisor.supervisor_support import (
+from support.common import EXAMPLES
+from support.example_seal import SealedExample, seal_example
+from support.supervisor import (
     SHORT,
     WORKLOADS,
     ScriptedReceiver,

@@ -8,12 +8,12 @@ import typing
 
 import pytest
 
-from _support import ROOT
 from dpone.contracts import ERROR_CATALOG
 from dpone.contracts.design import load_state_contract
 from dpone.executor.supervisor import ACTIONS
 from dpone.executor.supervisor._actions import OperatorAction
 from dpone.executor.supervisor._transitions import REQUESTED
+from support.common import ROOT
 
 RUNBOOK = ROOT / "docs" / "runbooks" / "delivery-outcomes.md"
 CONTRACT = load_state_contract()

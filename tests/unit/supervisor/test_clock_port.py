@@ -10,7 +10,6 @@ from typing import Any, cast
 
 import pytest
 
-from _support import EXAMPLES
 from dpone.compiler import compile_workload
 from dpone.contracts.journal import ChildOperation
 from dpone.contracts.ports import Clock
@@ -18,6 +17,7 @@ from dpone.contracts.transport import Response
 from dpone.executor import supervisor
 from dpone.executor.supervisor._context import RetryWait, RunContext, run_clock
 from dpone.executor.supervisor._submit import _delay
+from support.common import EXAMPLES
 
 SUPERVISOR = Path(supervisor.__file__).parent
 WALL = dt.datetime(2026, 8, 1, 12, 0, tzinfo=dt.UTC)

@@ -8,7 +8,7 @@ import pytest
 
 from dpone.contracts import DponeError
 from dpone.executor.supervisor import DeliveryCompleted, deliver_sync
-from unit.supervisor.supervisor_support import HOLDER, Supervised
+from support.supervisor import HOLDER, Supervised
 
 Make = Callable[..., Supervised]
 

@@ -18,7 +18,7 @@ from dpone.executor.supervisor import (
     parent_admission,
     resume_step,
 )
-from unit.supervisor.supervisor_support import (
+from support.supervisor import (
     Supervised,
     WorkerLost,
     drop,

@@ -14,7 +14,7 @@ import pytest
 
 from dpone.contracts import DponeError, RemoteEffect
 from dpone.executor.supervisor import DeliveryBlocked, DeliveryCompleted
-from unit.supervisor.supervisor_support import Supervised, refuse, reply, with_profile
+from support.supervisor import Supervised, refuse, reply, with_profile
 
 Make = Callable[..., Supervised]
 

@@ -11,13 +11,13 @@ from typing import cast
 import pytest
 from ruamel.yaml import YAML
 
-from _support import EXAMPLES
 from dpone.compiler import compile_workload
 from dpone.contracts import DponeError
 from dpone.contracts.profile import OperationProfile
 from dpone.contracts.sealed import SealedChild
 from dpone.executor.supervisor._submit import classify
 from dpone.executor.transport import Response
+from support.common import EXAMPLES
 
 NO_SEALED = cast(SealedChild, None)  # only a duplicate answer reads the sealed child
 

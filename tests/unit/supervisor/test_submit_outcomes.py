@@ -12,7 +12,7 @@ import pytest
 from dpone.contracts import DponeError, RemoteEffect
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.executor.supervisor import ACTIONS, DeliveryBlocked, DeliveryCompleted, DeliveryResult
-from unit.supervisor.supervisor_support import (
+from support.supervisor import (
     Supervised,
     drop,
     refuse,

@@ -11,7 +11,7 @@ import pytest
 
 from dpone.contracts import RemoteEffect
 from dpone.executor.supervisor import ACTIONS, DeliveryBlocked, DeliveryCompleted
-from unit.supervisor.supervisor_support import Supervised, reply
+from support.supervisor import Supervised, reply
 
 Make = Callable[..., Supervised]
 

@@ -9,7 +9,6 @@ from collections.abc import Callable
 
 import httpx
 import pytest
-from transport_support import SENTINEL, binding, credential, post
 
 from dpone.contracts import DponeError
 from dpone.executor.transport import (
@@ -22,6 +21,7 @@ from dpone.executor.transport import (
     TransportPhase,
     build_auth,
 )
+from support.transport import SENTINEL, binding, credential, post
 
 Handler = Callable[[httpx.Request], httpx.Response]
 

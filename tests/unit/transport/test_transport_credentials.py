@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from transport_support import SENTINEL, binding
 
 from dpone.contracts import DponeError
 from dpone.executor.transport import EnvironmentCredentialResolver, resolve_credentials
+from support.transport import SENTINEL, binding
 
 
 def _reveal(provider: str, ref: str, env: dict[str, str]) -> dict[str, str]:

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from transport_support import binding, credential, post
 
 from dpone.contracts import DponeError
 from dpone.contracts.profile import Timeouts
@@ -20,6 +19,7 @@ from dpone.executor.transport import (
     TransportPhase,
     TransportTimeouts,
 )
+from support.transport import binding, credential, post
 
 
 def _transport(handler: object, **kwargs: object) -> HttpTransport:

@@ -7,9 +7,9 @@ import json
 import pickle
 
 import pytest
-from transport_support import SENTINEL
 
 from dpone.executor.transport import Credential, Secret
+from support.transport import SENTINEL
 
 
 def test_secret_reveals_only_on_request() -> None:

@@ -10,12 +10,12 @@ import time
 
 import psycopg
 import pytest
-from _journal_support import ENVIRONMENT, admission, submit
 
-from _postgres_cluster import ThrowawayCluster
 from dpone.contracts import DponeError
 from dpone.journal._marker import marker_digest
 from dpone.journal.postgres import PostgresJournal
+from support.journal import ENVIRONMENT, admission, submit
+from support.postgres_cluster import ThrowawayCluster
 
 pytestmark = pytest.mark.slow
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from _support import free_port
 from dpone.contracts import DponeError
 from dpone.journal.postgres import PostgresJournal
+from support.common import free_port
 
 PASSWORD = "pw-sentinel-4Kx9"
 

@@ -9,12 +9,12 @@ from typing import Any
 
 import psycopg
 import pytest
-from _journal_support import ENVIRONMENT, admission, generation, step, submit
 from psycopg.conninfo import make_conninfo
 
 from dpone.contracts import DponeError
 from dpone.journal.postgres import PostgresJournal
 from dpone.journal.postgres._connection import OwnConnection, Tx, run_transaction
+from support.journal import ENVIRONMENT, admission, generation, step, submit
 
 
 @pytest.fixture
@@ -84,7 +84,7 @@ def test_durability_is_refused_without_a_synchronous_standby(journal_dsn: str) -
 
 def _full_replace(pg: PostgresJournal, scopes: list[tuple[int, int]], gen_day: int,
                   revision: int, route: str) -> None:
-    from _journal_support import complete_full  # noqa: PLC0415
+    from support.journal import complete_full  # noqa: PLC0415
 
     parent = pg.admit_parent(admission(scopes, gen=generation(gen_day, revision),
                                        route=route)).parent

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import _journal_race_worker as worker
-import _race_scenarios as scenarios
 import psycopg
 import pytest
-from _journal_schema import migrated_schema
-from _journal_support import ENVIRONMENT, admission
 
 from dpone.journal.postgres import PostgresJournal
+from support import journal_race_worker as worker
+from support import journal_races as scenarios
+from support.journal import ENVIRONMENT, admission
+from support.journal_schema import migrated_schema
 
 RACERS = scenarios.RACERS
 

@@ -7,10 +7,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from _journal_support import ENVIRONMENT, admission, complete_full
 
 from dpone.contracts import DponeError
 from dpone.journal.sqlite import SqliteJournal, _connection
+from support.journal import ENVIRONMENT, admission, complete_full
 
 PAGE_SIZE_OFFSET = 16
 

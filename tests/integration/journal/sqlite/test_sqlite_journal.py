@@ -9,13 +9,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _journal_support import ENVIRONMENT, admission, complete_full, generation
 
 from dpone.contracts import DponeError
 from dpone.journal._cas import apply_decision, guarded
 from dpone.journal._lookup import require_child
 from dpone.journal.sqlite import SqliteJournal
 from dpone.journal.sqlite._connection import Tx, run_transaction, translate
+from support.journal import ENVIRONMENT, admission, complete_full, generation
 
 
 @pytest.fixture

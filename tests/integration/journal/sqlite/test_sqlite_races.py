@@ -10,12 +10,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import _journal_race_worker as worker
-import _race_scenarios as scenarios
 import pytest
-from _journal_support import ENVIRONMENT, admission
 
 from dpone.journal.sqlite import SqliteJournal
+from support import journal_race_worker as worker
+from support import journal_races as scenarios
+from support.journal import ENVIRONMENT, admission
 
 RACERS = scenarios.RACERS
 pytestmark = pytest.mark.slow

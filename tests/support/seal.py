@@ -11,14 +11,14 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.json as pa_json
-from _example_seal import seal_example as seal_workload
 
-from _support import EXAMPLES
 from dpone.artifacts import LocalArtifactStore
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import PayloadDocument, SealedChild, SealedTopology
 from dpone.contracts.source_parent import SourceParent
 from dpone.executor.source import open_parent
+from support.common import EXAMPLES
+from support.example_seal import seal_example as seal_workload
 
 EXAMPLE_NAMES = ("measurements_async", "measurements_sync")
 INTERVAL = (dt.date(2026, 8, 1), dt.date(2026, 9, 1))

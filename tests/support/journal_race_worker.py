@@ -12,8 +12,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from _journal_support import ENVIRONMENT
-
 from dpone.contracts import DponeError
 from dpone.contracts.journal import (
     AttemptPlan,
@@ -25,6 +23,7 @@ from dpone.contracts.journal import (
 from dpone.journal._marker import marker_digest
 from dpone.journal.postgres import PostgresJournal
 from dpone.journal.sqlite import SqliteJournal
+from support.journal import ENVIRONMENT
 
 
 def race(target: Callable[..., None], adapter: str, racers: int,

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from _support import free_port
+from support.common import free_port
 
 STANDBY_NAME = "dpone_standby"
 _START_TIMEOUT = 60.0

@@ -10,8 +10,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from pydantic import TypeAdapter
 
-from _support import ROOT
 from dpone.contracts.documents import DOCUMENTS
+from support.common import ROOT
 
 SCHEMA_DIR = ROOT / "dpone" / "contracts" / "schemas"
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from dpone.cli.main import cli
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "unit" / "design" / "fixtures"
 Edit = tuple[str, str]
 
 

@@ -20,11 +20,9 @@ from pathlib import Path
 from typing import Any, Final
 
 import psycopg
-from _example_seal import seal_example
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from _support import EXAMPLES
 from dpone.artifacts import LocalArtifactStore
 from dpone.contracts.journal import ChildOperation, DeliveryJournalPort, ParentOperation
 from dpone.contracts.plan import RestDeliveryPlan
@@ -41,6 +39,8 @@ from dpone.executor.transport import (
 from dpone.journal.postgres import PostgresJournal
 from dpone.receiver import ReceiverThread
 from dpone.receiver._readers import gunzip, read_csv
+from support.common import EXAMPLES
+from support.example_seal import seal_example
 
 TOKEN: Final = f"dpone-sentinel-{secrets.token_hex(16)}"
 """The bearer token of every receiver and transport here: a unique, searchable sentinel."""

@@ -9,10 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import _journal_race_worker as worker
-from _journal_support import admission
-
 from dpone.contracts.journal import DeliveryJournalPort, TransitionRequest
+from support import journal_race_worker as worker
+from support.journal import admission
 
 RACERS = 8
 Race = Callable[[Callable[..., None], Callable[[int], tuple[Any, ...]]], list[Any]]

@@ -13,11 +13,10 @@ import time
 from multiprocessing import util
 from typing import Any
 
-from integration.journal._journal_support import ENVIRONMENT
-
 from dpone.contracts import DponeError, canonical_json, content_digest
 from dpone.contracts.journal import DeliveryJournalPort, ParentAdmission
 from dpone.journal.postgres import PostgresJournal
+from support.journal import ENVIRONMENT
 
 POOL_SIZE = 6
 """At least the largest number of racers, so every racer holds its own process at the barrier."""

@@ -9,6 +9,8 @@ from typing import Any
 
 import httpx
 
+PROCESSING_SECONDS = 10.0
+"""How long a job of the session receiver runs on its manual clock."""
 TOKEN = "tok-7Qx2-never-echoed"
 NDJSON = "application/x-ndjson"
 BOUNDARY = "test-boundary-5f2c"

@@ -1,7 +1,7 @@
 """The supervisor without a socket: a sealed example, a temporary SQLite journal and a scripted
 receiver behind ``httpx.MockTransport``.
 
-Import as ``unit.supervisor.supervisor_support`` (``tests/`` is on ``sys.path``). A
+Import as ``support.supervisor`` (``tests/`` is on ``sys.path``). A
 :class:`Supervised` holds one sealed example workload (either family), its own artifact store and
 journal under ``tmp_path``, and the real :class:`~dpone.executor.transport.HttpTransport` whose
 network is a :class:`ScriptedReceiver`: each submit or poll is answered by the next scripted reply

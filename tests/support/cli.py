@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from _cli_documents import published_document
 from click.testing import CliRunner
 
-from _support import EXAMPLES
 from dpone.cli._output import wants_json
 from dpone.cli.main import cli
 from dpone.receiver import ReceiverThread
+from support.cli_documents import published_document
+from support.common import EXAMPLES
 
 TOKEN = "tok-cli-sentinel-7Qz2-never-printed"
 TOKEN_ENV = "DPONE_CONN_MOCK_MEASUREMENTS_TOKEN"

@@ -1,6 +1,6 @@
 """Helpers shared by the source-freeze suites (unit and integration).
 
-Import as ``unit.source.source_support``: ``tests/`` is on ``sys.path``.
+Import as ``support.source``: ``tests/`` is on ``sys.path``.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from _support import EXAMPLES
 from dpone.compiler import compile_workload
 from dpone.contracts import DponeError
 from dpone.contracts.plan import ResolvedSource, RestDeliveryPlan
 from dpone.contracts.ports import ArtifactRef, ImmutableArtifactPort
+from support.common import EXAMPLES
 
 try:  # written alongside this suite; the fake below stands in until it exists
     from dpone.artifacts import LocalArtifactStore
