@@ -6,7 +6,6 @@ here is a path below a regular file, which no user can create.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from click.testing import CliRunner, Result
 from dpone.cli.main import cli
 from dpone.contracts import DponeError, content_digest
 from dpone.plans import write_plan
+from support.cli_documents import published_document
 from support.common import EXAMPLES, assert_no_traceback, run_dpone
 
 WORKLOAD = str(EXAMPLES / "workloads" / "measurements_sync.yaml")
@@ -34,7 +34,7 @@ def below_a_file(tmp_path: Path) -> Path:
 def _json_failure(result: Result, exit_code: int) -> dict[str, Any]:
     assert result.exit_code == exit_code, (result.exit_code, result.stdout, result.stderr)
     assert_no_traceback(result)
-    document: dict[str, Any] = json.loads(result.stdout)
+    document: dict[str, Any] = published_document(result.stdout)
     assert document["schema"] == "dpone.error.v1"
     assert document["exit_code"] == exit_code
     return document
@@ -121,7 +121,7 @@ def test_real_process_exits_three_without_traceback(below_a_file: Path, tmp_path
         assert proc.returncode == 3, (proc.stdout, proc.stderr)
         assert "Traceback" not in proc.stdout + proc.stderr
         if fmt == "json":
-            assert json.loads(proc.stdout)["code"] == "output.unwritable"
+            assert published_document(proc.stdout)["code"] == "output.unwritable"
         else:
             assert proc.stdout == ""
             assert "output.unwritable" in proc.stderr

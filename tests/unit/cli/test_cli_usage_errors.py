@@ -3,7 +3,6 @@ usage text otherwise; always exit 2 and never a traceback."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ from click.testing import CliRunner, Result
 
 from dpone.cli._output import wants_json
 from dpone.cli.main import cli
+from support.cli_documents import published_document
 from support.common import EXAMPLES, assert_no_traceback, run_dpone
 
 WORKLOAD = str(EXAMPLES / "workloads" / "measurements_sync.yaml")
@@ -45,7 +45,7 @@ def test_json_usage_error_is_one_error_document(case: str, spelling: list[str]) 
     result = _invoke([*args, *spelling])
     assert result.exit_code == 2, (result.stdout, result.stderr)
     assert_no_traceback(result)
-    document = json.loads(result.stdout)  # exactly one JSON document, nothing else on stdout
+    document = published_document(result.stdout)  # exactly one JSON document, nothing else on stdout
     assert document["schema"] == "dpone.error.v1"
     assert document["code"] == "input.invalid_argument"
     assert document["exit_code"] == 2
@@ -65,7 +65,7 @@ def test_text_usage_error_keeps_clicks_usage_and_exits_two(case: str) -> None:
 
 def test_an_impossible_date_says_not_a_valid_date() -> None:
     args, _needle = CASES["impossible-date"]
-    document = json.loads(_invoke([*args, "--format", "json"]).stdout)
+    document = published_document(_invoke([*args, "--format", "json"]).stdout)
     assert document["message"] == ("Invalid value for '--interval-start': '2026-02-30' is not a "
                                    "valid date: day is out of range for month")
     assert document["details"]["parameter"] == "interval_start"
@@ -77,7 +77,7 @@ def test_a_valid_date_is_accepted(tmp_path: Path) -> None:
                       "--interval-end", "2028-03-01", "--artifacts", str(tmp_path / "a"),
                       "--format", "json"])
     assert result.exit_code == 0, result.stdout + result.stderr
-    assert json.loads(result.stdout)["boundary"] == {"from": "2028-02-29", "to": "2028-03-01"}
+    assert published_document(result.stdout)["boundary"] == {"from": "2028-02-29", "to": "2028-03-01"}
 
 
 @pytest.mark.parametrize(("argv", "expected"), [
@@ -98,7 +98,7 @@ def test_real_process_usage_error_json_and_text(tmp_path: Path) -> None:
         assert proc.returncode == 2, (proc.stdout, proc.stderr)
         assert "Traceback" not in proc.stdout + proc.stderr
         if fmt == "json":
-            assert json.loads(proc.stdout)["code"] == "input.invalid_argument"
+            assert published_document(proc.stdout)["code"] == "input.invalid_argument"
         else:
             assert proc.stdout == ""
             assert "Missing option '--registry'" in proc.stderr

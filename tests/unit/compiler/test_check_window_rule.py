@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from dpone.cli.main import cli
+from support.cli_documents import published_document
 from support.common import EXAMPLES
 
 
@@ -34,7 +34,7 @@ def test_check_prints_the_workload_preference_as_the_window_bound(registry: Path
     assert ("               shorter only where a planning limit or the boundary end forces it"
             in lines)
     assert "  children     at most 10000 per boundary (limits.max_children)" in lines
-    document = json.loads(_check(registry, "measurements_async", "--format", "json"))
+    document = published_document(_check(registry, "measurements_async", "--format", "json"))
     assert document["mutation"] == {
         "kind": "partition_replace", "scope_field": "business_date", "window_days": preferred,
         "window_days_from": "workload", "window_days_range": [1, 4], "max_children": 10000}

@@ -14,6 +14,7 @@ from dpone.cli.main import cli
 from dpone.compiler import compile_workload
 from dpone.compiler._yaml import load_yaml_file
 from dpone.contracts import canonical_json, content_digest
+from support.cli_documents import published_document
 from support.common import EXAMPLES
 
 WORKLOADS = ["measurements_async", "measurements_sync"]
@@ -30,7 +31,7 @@ def test_check_exits_zero_on_examples(name: str) -> None:
         cli, ["check", str(EXAMPLES / "workloads" / f"{name}.yaml"), "--registry", str(EXAMPLES),
               "--format", "json"])
     assert result.exit_code == 0, result.output
-    document = json.loads(result.stdout)
+    document = published_document(result.stdout)
     assert document["status"] == "ok"
     assert document["digests"]["plan"].startswith("sha256:")
 
@@ -44,7 +45,7 @@ def test_plan_digest_is_content_address_and_stable(name: str, tmp_path: Path) ->
                                      "--registry", str(EXAMPLES), "--out", str(tmp_path),
                                      "--format", "json"])
         assert result.exit_code == 0, result.output
-        digests.append(json.loads(result.stdout)["plan_digest"])
+        digests.append(published_document(result.stdout)["plan_digest"])
     assert digests[0] == digests[1]
     written = tmp_path / "plans" / "sha256" / f"{digests[0].removeprefix('sha256:')}.json"
     assert content_digest(written.read_bytes()) == digests[0]

@@ -26,6 +26,7 @@ from click.testing import CliRunner, Result
 
 from dpone.cli.main import cli
 from dpone.contracts._errors import ERROR_CATALOG
+from support.cli_documents import published_document
 from support.common import EXAMPLES, assert_no_traceback, run_dpone
 
 NEGATIVE = Path(__file__).resolve().parent / "negative"
@@ -65,7 +66,7 @@ def _invoke(command: str, root: Path, case: str, *extra: str) -> Result:
 def _error_document(result: Result) -> dict[str, Any]:
     assert result.exit_code == 2, (result.exit_code, result.stdout, result.stderr)
     assert_no_traceback(result)
-    document = json.loads(result.stdout)  # exactly one JSON document, nothing else on stdout
+    document = published_document(result.stdout)  # exactly one JSON document, nothing else on stdout
     assert document["schema"] == "dpone.error.v1"
     assert document["exit_code"] == 2
     return document
@@ -190,7 +191,7 @@ def test_real_process_exits_two_without_traceback(case: str, tmp_path: Path) -> 
         assert proc.returncode == 2, (proc.stdout, proc.stderr)
         assert "Traceback" not in proc.stdout + proc.stderr
         if fmt == "json":
-            document = json.loads(proc.stdout)
+            document = published_document(proc.stdout)
             assert document["schema"] == "dpone.error.v1"
             assert document["code"] == expect["code"]
             assert document["location"]["line"] == expect["line"]
