@@ -123,9 +123,8 @@ def check_profile(profile: OperationProfile, doc: LoadedDocument) -> dict[str, A
         raise _fail("schema.invalid_value", "receiver_duplicate_key fences sit in the payload "
                     "filename of a multipart body, valued from receiver_mutation_key", doc,
                     ("mutation_fence",))
-    if fence.type == "idempotency_key_header" and fence.header_name is None:
-        raise _fail("schema.missing_field", "idempotency_key_header needs header_name", doc,
-                    ("mutation_fence", "header_name"))
+    if fence.type == "idempotency_key_header":
+        _check_fence_header(profile, doc)
     body_format = request.body.payload_format
     if body_format.format in ("raw",) and body_format.compression != "none":
         raise _fail("profile.invalid_codec", "raw payloads are sent as sealed, uncompressed",
@@ -191,3 +190,25 @@ def _check_key_echo(profile: OperationProfile, parsed: dict[str, Any],
                     "scalar part template carries {receiver_mutation_key}", doc, (*where, "form"),
                     hint="send the key in a request template, or use form: payload_filename "
                     "for a multipart filename")
+
+
+def _check_fence_header(profile: OperationProfile, doc: LoadedDocument) -> None:
+    """An idempotency-key fence holds only when its header carries the child's key: the request
+    template must render ``header_name`` from exactly ``{receiver_mutation_key}``."""
+    name = profile.mutation_fence.header_name
+    if name is None:
+        raise _fail("schema.missing_field", "idempotency_key_header needs header_name", doc,
+                    ("mutation_fence", "header_name"))
+    expected = "{receiver_mutation_key}"
+    rendered = {k: v for k, v in profile.request.headers.items() if k.lower() == name.lower()}
+    if not rendered:
+        raise _fail("profile.fence_header_not_rendered", f"the fence header {name!r} is not in "
+                    "request.headers: a replay would go out without the key that fences it", doc,
+                    ("mutation_fence", "header_name"),
+                    hint=f"add `{name}: \"{expected}\"` under request.headers")
+    header, template = next(iter(rendered.items()))
+    if template != expected:
+        raise _fail("profile.fence_header_not_rendered", f"the fence header {name!r} is rendered "
+                    f"from {template!r}, not from the child's receiver mutation key", doc,
+                    ("request", "headers", header),
+                    hint=f"set request.headers.{header} to exactly \"{expected}\"")

@@ -110,6 +110,8 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
     _ce("profile.forbidden_header", "Remove the header; credentials and transport headers "
         "are not profile semantics."),
     _ce("profile.invalid_codec", "Use a payload format and compression the body type supports."),
+    _ce("profile.fence_header_not_rendered", "Render the fence header from the key: "
+        "request.headers.<header_name> must be exactly \"{receiver_mutation_key}\"."),
     _ce("profile.status_conflict", "Give each submit status one meaning: a status certified as "
         "refused before effect is never also accepted, duplicate or throttle."),
     _ce("binding.secret_value", "Replace the value with a `credential_ref` (env:, file:, vault:)."),

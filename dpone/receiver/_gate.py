@@ -88,7 +88,9 @@ class FaultGate:
         endpoint = classify(method, path)
         self.state.jobs.settle(self.state.now())
         if endpoint is not Endpoint.CONTROL:
-            self.state.ledger.count_request(method, path)
+            keys = [v for k, v in scope["headers"] if k == b"idempotency-key"]
+            self.state.ledger.count_request(
+                method, path, b", ".join(keys).decode("latin-1") if keys else None)
         if not self._authorized(scope):
             await send_json(send, 401, {"error": "unauthorized",
                                         "message": "a valid bearer token is required"},

@@ -1,4 +1,5 @@
-"""The in-memory ledger: every mutation the receiver applied, and request counts.
+"""The in-memory ledger: every mutation the receiver applied, request counts, and the
+``Idempotency-Key`` header of every request that carried one (in arrival order, bounded).
 
 A mutation is one application of rows under ``(kind, resource, key)``: the ``X-Delivery-Key``
 of a synchronous batch or the filename of an asynchronous job. Applying the same triple again
@@ -16,6 +17,7 @@ MutationKind = Literal["sync", "async"]
 _LISTED_MUTATIONS = 1000
 _LISTED_KEYS = 1000
 _COUNTED_REQUEST_LINES = 1000
+_LISTED_IDEMPOTENCY_KEYS = 1000
 _OTHER_REQUESTS = "(other)"
 
 
@@ -58,6 +60,7 @@ class Ledger:
         self._duplicates = 0
         self._retained = 0
         self._requests: dict[str, int] = {}
+        self._idempotency_keys: list[dict[str, str]] = []
 
     def apply(self, *, kind: MutationKind, resource: str, key: str,
               rows: list[dict[str, Any]], applied_at: float) -> Mutation:
@@ -77,9 +80,12 @@ class Ledger:
             self._rows_by_key[key] = self._rows_by_key.get(key, 0) + len(rows)
             return mutation
 
-    def count_request(self, method: str, path: str) -> None:
+    def count_request(self, method: str, path: str, idempotency_key: str | None = None) -> None:
         line = f"{method} {path}"
         with self._lock:
+            if idempotency_key is not None and \
+                    len(self._idempotency_keys) < _LISTED_IDEMPOTENCY_KEYS:
+                self._idempotency_keys.append({"request": line, "key": idempotency_key})
             if line not in self._requests and len(self._requests) >= _COUNTED_REQUEST_LINES:
                 line = _OTHER_REQUESTS
             self._requests[line] = self._requests.get(line, 0) + 1
@@ -90,6 +96,7 @@ class Ledger:
             self._rows_by_key.clear()
             self._applied.clear()
             self._requests.clear()
+            self._idempotency_keys.clear()
             self._duplicates = 0
             self._retained = 0
 
@@ -116,4 +123,5 @@ class Ledger:
                 "rows_total": sum(m.rows for m in self._mutations),
                 "duplicate_mutations": self._duplicates,
                 "requests": dict(self._requests),
+                "idempotency_keys": [dict(entry) for entry in self._idempotency_keys],
             }
