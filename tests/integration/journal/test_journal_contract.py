@@ -184,6 +184,24 @@ def test_a_held_lease_is_refused_until_it_expires(journal: DeliveryJournalPort) 
     journal.plan_attempt(operation_id, second)
 
 
+def test_a_lease_refusal_names_the_holder_and_the_expiry(journal: DeliveryJournalPort) -> None:
+    operation_id = journal.admit_parent(admission([(0, 10)])).parent.children[0].operation_id
+    held = journal.acquire_lease(operation_id, "mutation", "worker-1", 900)
+    with pytest.raises(DponeError) as excinfo:
+        journal.acquire_lease(operation_id, "mutation", "worker-2", 60)
+    error = excinfo.value
+    expires = held.expires_at.astimezone(dt.UTC).isoformat(timespec="seconds")
+    expires = expires.replace("+00:00", "Z")
+    assert error.code == "journal.lease_held"
+    assert error.details["holder"] == "worker-1"
+    assert error.details["lease_kind"] == "mutation"
+    assert error.details["expires_at"] == expires
+    assert 0 < error.details["expires_in_s"] <= 900
+    assert "'worker-1'" in error.message and expires in error.message
+    assert f"{error.details['expires_in_s']} s from now" in error.message
+    assert error.document().details["holder"] == "worker-1"
+
+
 def test_released_lease_can_be_taken_with_a_new_token(journal: DeliveryJournalPort) -> None:
     operation_id = journal.admit_parent(admission([(0, 10)])).parent.children[0].operation_id
     first = journal.acquire_lease(operation_id, "mutation", "worker-1", 60)
