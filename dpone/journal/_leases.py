@@ -12,7 +12,7 @@ import math
 from collections.abc import Collection
 
 from dpone.contracts._errors import DponeError
-from dpone.contracts.journal import Lease, LeaseKindName
+from dpone.contracts.journal import Lease, LeaseKindName, Tenancy
 from dpone.journal._rows import AttemptRow, ChildRow, LeaseRow
 from dpone.journal._unit import UnitOfWork
 
@@ -64,8 +64,13 @@ def held_refusal(tx: UnitOfWork, operation_id: str, kind: LeaseKindName) -> Dpon
         return DponeError(code="journal.lease_held", operation_id=operation_id,
                           message=f"another worker held the {kind} lease on {operation_id}; "
                           "it is free now: run the command again")
-    holder = str(stored["holder"])
-    expires_at = tx.codec.moment(stored["expires_at"])
+    return lease_held(tx, operation_id, kind, str(stored["holder"]),
+                      tx.codec.moment(stored["expires_at"]))
+
+
+def lease_held(tx: UnitOfWork, operation_id: str, kind: LeaseKindName, holder: str,
+               expires_at: dt.datetime) -> DponeError:
+    """The refusal of a live ``kind`` lease of ``holder`` on ``operation_id``."""
     remaining_s = max(0, math.ceil((expires_at - tx.now()).total_seconds()))
     expires = iso_utc(expires_at)
     return DponeError(
@@ -76,6 +81,20 @@ def held_refusal(tx: UnitOfWork, operation_id: str, kind: LeaseKindName) -> Dpon
         f"{holder!r} to finish, then run the command again.",
         details={"holder": holder, "lease_kind": kind, "expires_at": expires,
                  "expires_in_s": remaining_s})
+
+
+def admitted_lease_refusal(tx: UnitOfWork, tenancy: Tenancy, plan_digest: str,
+                           boundary_from: dt.date, boundary_to: dt.date) -> DponeError | None:
+    """``journal.lease_held`` when a delivery of ``plan_digest`` over exactly this boundary was
+    admitted and one of its children holds a live mutation lease (the one expiring last), else
+    None: a rerun can stop on it before freezing or sealing anything."""
+    stored = tx.one("admitted_mutation_lease", operation_namespace=tenancy.operation_namespace,
+                    tenant_id=tenancy.tenant_id, plan_digest=plan_digest,
+                    boundary_from=boundary_from, boundary_to=boundary_to)
+    if stored is None:
+        return None
+    return lease_held(tx, str(stored["operation_id"]), "mutation", str(stored["holder"]),
+                      tx.codec.moment(stored["expires_at"]))
 
 
 def check_submit_holder(tx: UnitOfWork, row: ChildRow, lease: Lease) -> AttemptRow | None:
