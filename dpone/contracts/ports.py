@@ -81,6 +81,13 @@ class DeliveryJournalView(Protocol):
 
     def find_parent(self, tenancy: Tenancy, parent_plan_digest: str) -> ParentOperation | None: ...
 
+    def check_admitted_leases(self, tenancy: Tenancy, plan_digest: str,
+                              boundary_from: dt.date, boundary_to: dt.date) -> None:
+        """Raise ``journal.lease_held`` (holder and expiry named) when a delivery of
+        ``plan_digest`` over ``[boundary_from, boundary_to)`` was admitted and one of its
+        children holds a live mutation lease: a rerun stops before freezing or sealing."""
+        ...
+
     def get_child(self, operation_id: str) -> ChildOperation: ...
 
     def list_attempts(self, operation_id: str) -> Sequence[Mapping[str, Any]]: ...

@@ -7,10 +7,12 @@ record its outcome or replay it (``check_submit_holder``).
 
 from __future__ import annotations
 
+import datetime as dt
+import math
 from collections.abc import Collection
 
 from dpone.contracts._errors import DponeError
-from dpone.contracts.journal import Lease, LeaseKindName
+from dpone.contracts.journal import Lease, LeaseKindName, Tenancy
 from dpone.journal._rows import AttemptRow, ChildRow, LeaseRow
 from dpone.journal._unit import UnitOfWork
 
@@ -44,10 +46,55 @@ def acquire(tx: UnitOfWork, operation_id: str, kind: LeaseKindName, holder: str,
     row = tx.one("acquire_lease", operation_id=operation_id, kind=kind, holder=holder,
                  journal_epoch=journal_epoch, ttl_seconds=int(ttl_seconds))
     if row is None:
-        raise DponeError(code="journal.lease_held", operation_id=operation_id,
-                         message=f"another worker holds the {kind} lease")
+        raise held_refusal(tx, operation_id, kind)
     return Lease(operation_id=row["operation_id"], kind=row["kind"], holder=row["holder"],
                  token=int(row["token"]), expires_at=tx.codec.moment(row["expires_at"]))
+
+
+def iso_utc(moment: dt.datetime) -> str:
+    """``moment`` as ISO 8601 UTC to the second, ``Z``-suffixed (how refusals name a time)."""
+    return moment.astimezone(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def held_refusal(tx: UnitOfWork, operation_id: str, kind: LeaseKindName) -> DponeError:
+    """``journal.lease_held`` naming the live holder of ``operation_id``'s ``kind`` lease and
+    when it expires by the journal clock (the instant a takeover may start)."""
+    stored = tx.one("check_lease", operation_id=operation_id, kind=kind)
+    if stored is None:  # released between the refused take and this read: retrying takes it
+        return DponeError(code="journal.lease_held", operation_id=operation_id,
+                          message=f"another worker held the {kind} lease on {operation_id}; "
+                          "it is free now: run the command again")
+    return lease_held(tx, operation_id, kind, str(stored["holder"]),
+                      tx.codec.moment(stored["expires_at"]))
+
+
+def lease_held(tx: UnitOfWork, operation_id: str, kind: LeaseKindName, holder: str,
+               expires_at: dt.datetime) -> DponeError:
+    """The refusal of a live ``kind`` lease of ``holder`` on ``operation_id``."""
+    remaining_s = max(0, math.ceil((expires_at - tx.now()).total_seconds()))
+    expires = iso_utc(expires_at)
+    return DponeError(
+        code="journal.lease_held", operation_id=operation_id,
+        message=f"{holder!r} holds the {kind} lease on {operation_id} until {expires} "
+        f"(journal clock, {remaining_s} s from now)",
+        hint=f"Wait until {expires} (about {remaining_s} s) for the lease to expire, or for "
+        f"{holder!r} to finish, then run the command again.",
+        details={"holder": holder, "lease_kind": kind, "expires_at": expires,
+                 "expires_in_s": remaining_s})
+
+
+def admitted_lease_refusal(tx: UnitOfWork, tenancy: Tenancy, plan_digest: str,
+                           boundary_from: dt.date, boundary_to: dt.date) -> DponeError | None:
+    """``journal.lease_held`` when a delivery of ``plan_digest`` over exactly this boundary was
+    admitted and one of its children holds a live mutation lease (the one expiring last), else
+    None: a rerun can stop on it before freezing or sealing anything."""
+    stored = tx.one("admitted_mutation_lease", operation_namespace=tenancy.operation_namespace,
+                    tenant_id=tenancy.tenant_id, plan_digest=plan_digest,
+                    boundary_from=boundary_from, boundary_to=boundary_to)
+    if stored is None:
+        return None
+    return lease_held(tx, str(stored["operation_id"]), "mutation", str(stored["holder"]),
+                      tx.codec.moment(stored["expires_at"]))
 
 
 def check_submit_holder(tx: UnitOfWork, row: ChildRow, lease: Lease) -> AttemptRow | None:

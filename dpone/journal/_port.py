@@ -32,7 +32,7 @@ from dpone.contracts.journal import (
 from dpone.contracts.state import StateContract
 from dpone.journal._cas import audit
 from dpone.journal._environment import environment, stored_environment
-from dpone.journal._leases import acquire, live_lease
+from dpone.journal._leases import acquire, admitted_lease_refusal, live_lease
 from dpone.journal._lookup import parent_operation, require_child
 from dpone.journal._models import attempt_view, child_model, delivery_summaries, observation_view
 from dpone.journal._rows import EnvironmentRow, ParentRow
@@ -82,6 +82,17 @@ class JournalBase(ABC):
             return parent_operation(tx, ParentRow.decode(tx.codec, row))
 
         return self._run(work, "read")
+
+    def check_admitted_leases(self, tenancy: Tenancy, plan_digest: str,
+                              boundary_from: dt.date, boundary_to: dt.date) -> None:
+        self._scoped(tenancy.environment_id)
+
+        def work(tx: UnitOfWork) -> None:
+            refusal = admitted_lease_refusal(tx, tenancy, plan_digest, boundary_from, boundary_to)
+            if refusal is not None:
+                raise refusal
+
+        self._run(work, "read")
 
     def get_child(self, operation_id: str) -> ChildOperation:
         return self._run(

@@ -14,7 +14,9 @@ from dpone.cli._hints import Locators, inspect_command, resume_command
 from dpone.cli._inputs import (
     DEFAULT_JOURNAL,
     boundary_options,
+    close_quietly,
     load_plan,
+    open_existing_journal,
     sealed_boundary,
 )
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
@@ -33,6 +35,7 @@ from dpone.executor.supervisor import (
     deliver,
     delivery_status,
     parent_admission,
+    plan_tenancy,
 )
 
 
@@ -93,6 +96,26 @@ def _admitted(journal: DeliveryJournalPort, plan: RestDeliveryPlan,
     return None
 
 
+def _refuse_held_leases(plan: RestDeliveryPlan, plan_digest: str, journal_url: str,
+                        boundary: tuple[dt.date, dt.date]) -> None:
+    """Stop with ``journal.lease_held`` before any freeze or seal work when this plan already
+    admitted this boundary and another worker still holds a mutation lease of one of its
+    children (a crashed run's lease, until it expires). Any other answer, including a journal
+    that does not exist yet or cannot be read, leaves the decision to the delivery itself."""
+    tenancy = plan_tenancy(plan)
+    try:
+        journal = open_existing_journal(journal_url, environment_id=tenancy.environment_id)
+    except DponeError:
+        return
+    try:
+        journal.check_admitted_leases(tenancy, plan_digest, *boundary)
+    except DponeError as error:
+        if error.code == "journal.lease_held":
+            raise
+    finally:
+        close_quietly(journal)
+
+
 @click.command(name="deliver")
 @boundary_options
 @click.option("--journal", "journal_url", default=DEFAULT_JOURNAL, show_default=True,
@@ -120,6 +143,8 @@ def deliver_command(target: str, registry: Path, interval_start: dt.datetime,
         environment = plan.environment.snapshot
         locators = Locators.given(environment=environment.environment_id, journal=journal_url,
                                   artifacts=artifacts_url, plans=plans)
+        _refuse_held_leases(plan, plan_digest, journal_url,
+                            (interval_start.date(), interval_end.date()))
         store = open_artifact_store(artifacts_url)
         topology = sealed_boundary(plan, plan_digest, registry, interval_start.date(),
                                    interval_end.date(), store).topology

@@ -18,7 +18,7 @@ from dpone.executor.supervisor._actions import (
     finished,
     resume_step,
 )
-from dpone.executor.supervisor._admission import parent_admission
+from dpone.executor.supervisor._admission import parent_admission, plan_tenancy
 from dpone.executor.supervisor._context import RetryWait
 from dpone.executor.supervisor._deliver import check_profile, deliver, deliver_sync
 from dpone.executor.supervisor._request import outbound_request, poll_request
@@ -49,6 +49,7 @@ __all__ = [
     "finished",
     "outbound_request",
     "parent_admission",
+    "plan_tenancy",
     "poll_request",
     "resume",
     "resume_step",

@@ -7,6 +7,13 @@ from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import SealedTopology
 
 
+def plan_tenancy(plan: RestDeliveryPlan) -> Tenancy:
+    """Where the plan's deliveries are admitted: its namespace, tenant and environment."""
+    environment = plan.environment.snapshot
+    return Tenancy(operation_namespace=plan.environment.operation_namespace,
+                   tenant_id=environment.tenant_id, environment_id=environment.environment_id)
+
+
 def parent_admission(plan: RestDeliveryPlan, topology: SealedTopology) -> ParentAdmission:
     """The ``ParentAdmission`` of ``topology``; every value comes from the plan or the seal."""
     if not topology.children:
@@ -17,7 +24,6 @@ def parent_admission(plan: RestDeliveryPlan, topology: SealedTopology) -> Parent
     if len(generations) != 1:
         raise ValueError("every child of one parent carries the same generation")
     sealed_generation = generations.pop()
-    environment = plan.environment.snapshot
     children = tuple(
         ChildAdmission(
             ordinal=child.descriptor.ordinal,
@@ -35,9 +41,7 @@ def parent_admission(plan: RestDeliveryPlan, topology: SealedTopology) -> Parent
         )
         for child in topology.children)
     return ParentAdmission(
-        tenancy=Tenancy(operation_namespace=plan.environment.operation_namespace,
-                        tenant_id=environment.tenant_id,
-                        environment_id=environment.environment_id),
+        tenancy=plan_tenancy(plan),
         logical_route_id=plan.logical_route_id,
         plan_digest=topology.plan_digest,
         parent_plan_digest=topology.parent_plan_digest,

@@ -184,6 +184,48 @@ def test_a_held_lease_is_refused_until_it_expires(journal: DeliveryJournalPort) 
     journal.plan_attempt(operation_id, second)
 
 
+def test_a_lease_refusal_names_the_holder_and_the_expiry(journal: DeliveryJournalPort) -> None:
+    operation_id = journal.admit_parent(admission([(0, 10)])).parent.children[0].operation_id
+    held = journal.acquire_lease(operation_id, "mutation", "worker-1", 900)
+    with pytest.raises(DponeError) as excinfo:
+        journal.acquire_lease(operation_id, "mutation", "worker-2", 60)
+    error = excinfo.value
+    expires = held.expires_at.astimezone(dt.UTC).isoformat(timespec="seconds")
+    expires = expires.replace("+00:00", "Z")
+    assert error.code == "journal.lease_held"
+    assert error.details["holder"] == "worker-1"
+    assert error.details["lease_kind"] == "mutation"
+    assert error.details["expires_at"] == expires
+    assert 0 < error.details["expires_in_s"] <= 900
+    assert "'worker-1'" in error.message and expires in error.message
+    assert f"{error.details['expires_in_s']} s from now" in error.message
+    assert error.document().details["holder"] == "worker-1"
+
+
+def test_a_live_mutation_lease_of_an_admitted_delivery_is_found_by_plan_and_boundary(
+        journal: DeliveryJournalPort) -> None:
+    request = admission([(0, 10), (10, 20)])
+    children = journal.admit_parent(request).parent.children
+    where = (request.tenancy, request.plan_digest, request.boundary_from, request.boundary_to)
+    journal.check_admitted_leases(*where)  # no lease: nothing refuses
+    journal.acquire_lease(children[0].operation_id, "observation", "worker-1", 900)
+    journal.check_admitted_leases(*where)  # only a mutation lease stops a rerun
+    held = journal.acquire_lease(children[1].operation_id, "mutation", "worker-1", 900)
+    journal.check_admitted_leases(request.tenancy, request.plan_digest, request.boundary_from,
+                                  request.boundary_to - dt.timedelta(days=1))
+    journal.check_admitted_leases(request.tenancy, "sha256:" + "0" * 64,
+                                  request.boundary_from, request.boundary_to)
+    with pytest.raises(DponeError) as excinfo:
+        journal.check_admitted_leases(*where)
+    error = excinfo.value
+    assert (error.code, error.operation_id) == ("journal.lease_held", children[1].operation_id)
+    assert error.details["holder"] == "worker-1"
+    assert error.details["expires_at"] == held.expires_at.astimezone(dt.UTC).isoformat(
+        timespec="seconds").replace("+00:00", "Z")
+    journal.release_lease(held)
+    journal.check_admitted_leases(*where)  # released: a rerun may go on
+
+
 def test_released_lease_can_be_taken_with_a_new_token(journal: DeliveryJournalPort) -> None:
     operation_id = journal.admit_parent(admission([(0, 10)])).parent.children[0].operation_id
     first = journal.acquire_lease(operation_id, "mutation", "worker-1", 60)

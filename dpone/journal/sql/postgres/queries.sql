@@ -276,6 +276,19 @@ SELECT holder, token, journal_epoch, expires_at, expires_at > clock_timestamp() 
    AND environment_id = %(environment_id)s
    FOR SHARE;
 
+-- name: admitted_mutation_lease
+SELECT c.operation_id, l.holder, l.expires_at
+  FROM rest_delivery_parent p
+  JOIN rest_delivery_child c ON c.parent_id = p.parent_id
+  JOIN rest_delivery_lease l
+    ON l.operation_id = c.operation_id AND l.environment_id = p.environment_id
+ WHERE p.operation_namespace = %(operation_namespace)s AND p.tenant_id = %(tenant_id)s
+   AND p.environment_id = %(environment_id)s AND p.plan_digest = %(plan_digest)s
+   AND p.boundary = daterange(%(boundary_from)s, %(boundary_to)s, '[)')
+   AND l.kind = 'mutation' AND l.expires_at > clock_timestamp()
+ ORDER BY l.expires_at DESC, c.ordinal
+ LIMIT 1;
+
 -- name: release_lease
 UPDATE rest_delivery_lease SET expires_at = LEAST(expires_at, clock_timestamp())
  WHERE operation_id = %(operation_id)s AND kind = %(kind)s

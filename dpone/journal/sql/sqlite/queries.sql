@@ -238,6 +238,19 @@ SELECT holder, token, journal_epoch, expires_at,
   FROM rest_delivery_lease
  WHERE operation_id = :operation_id AND kind = :kind AND environment_id = :environment_id;
 
+-- name: admitted_mutation_lease
+SELECT c.operation_id, l.holder, l.expires_at
+  FROM rest_delivery_parent p
+  JOIN rest_delivery_child c ON c.parent_id = p.parent_id
+  JOIN rest_delivery_lease l
+    ON l.operation_id = c.operation_id AND l.environment_id = p.environment_id
+ WHERE p.operation_namespace = :operation_namespace AND p.tenant_id = :tenant_id
+   AND p.environment_id = :environment_id AND p.plan_digest = :plan_digest
+   AND p.boundary_from = :boundary_from AND p.boundary_to = :boundary_to
+   AND l.kind = 'mutation' AND julianday(l.expires_at) > julianday('now')
+ ORDER BY julianday(l.expires_at) DESC, c.ordinal
+ LIMIT 1;
+
 -- name: release_lease
 UPDATE rest_delivery_lease
    SET expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
