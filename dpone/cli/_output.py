@@ -7,12 +7,14 @@ import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from pydantic import BaseModel
 
 from dpone.contracts import DponeError
+
+_Document = TypeVar("_Document", bound=BaseModel)
 
 FORMAT_OPTION = click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
@@ -38,6 +40,15 @@ def emit_json(document: BaseModel) -> None:
     """``document`` (a model of :mod:`dpone.contracts.documents`) as indented JSON, keys sorted."""
     click.echo(json.dumps(document.model_dump(mode="json", by_alias=True), indent=2,
                           sort_keys=True, ensure_ascii=False))
+
+
+def emit(document: _Document, fmt: str, text: Callable[[_Document], str]) -> None:
+    """``document`` on stdout: as JSON when ``fmt`` is json, else rendered for people by
+    ``text`` (called only then)."""
+    if fmt == "json":
+        emit_json(document)
+    else:
+        click.echo(text(document))
 
 
 def render_error(error: DponeError, fmt: str) -> None:

@@ -12,10 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import click
-
 from dpone.cli._hints import Locators, inspect_command, resume_command
-from dpone.cli._output import emit_json
+from dpone.cli._output import emit
 from dpone.cli.delivery._delivery_run import SealedShape
 from dpone.cli.delivery._report import empty_note, render_table
 from dpone.contracts import ERROR_CATALOG, DponeError, Retryability
@@ -175,8 +173,5 @@ def emit_result(result: RunResult, shape: SealedShape, children: Sequence[ChildR
     ``extra`` adds fields to the JSON document (the text summary's warnings go to stderr)."""
     document = result_document(result, shape, children, next_command(result, locators, wait=wait),
                                extra)
-    if fmt == "json":
-        emit_json(document)
-    else:
-        click.echo(result_text(document, result))
+    emit(document, fmt, lambda shown: result_text(shown, result))
     return exit_code(result)

@@ -21,7 +21,7 @@ from dpone.cli._inputs import (
     close_quietly,
     open_existing_journal,
 )
-from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
+from dpone.cli._output import FORMAT_OPTION, emit, run_guarded
 from dpone.cli._table import text_table
 from dpone.contracts import DponeError
 from dpone.contracts.documents import DeliveryList, Interval, ListedDelivery
@@ -159,10 +159,7 @@ def list_command(statuses: tuple[str, ...], environment_id: str, journal_url: st
                 close_quietly(journal)
             document = _document(summaries, now, redact(journal_url), environment_id,
                                  statuses, limit)
-        if fmt == "json":
-            emit_json(document)
-        else:
-            click.echo(_text(document))
+        emit(document, fmt, _text)
         return 0
 
     run_guarded(fmt, body)

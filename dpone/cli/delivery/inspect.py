@@ -26,7 +26,7 @@ from dpone.cli._inputs import (
     parse_operation_id,
     stored_plan,
 )
-from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
+from dpone.cli._output import FORMAT_OPTION, emit, run_guarded
 from dpone.cli.delivery._causes import likely_cause
 from dpone.cli.delivery._report import child_rows, render_table
 from dpone.cli.delivery._verification_basis import verification_basis, verification_text
@@ -195,10 +195,7 @@ def inspect(operation_id: str, environment_id: str, journal_url: str, plans: Pat
             document = _document(journal, parent, only, _plan(plans, parent.plan_digest))
         finally:
             close_quietly(journal)
-        if fmt == "json":
-            emit_json(document)
-        else:
-            click.echo(_text(document))
+        emit(document, fmt, _text)
         return 0
 
     run_guarded(fmt, body)

@@ -27,7 +27,7 @@ from dpone.cli._inputs import (
     parse_operation_id,
     stored_plan,
 )
-from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
+from dpone.cli._output import FORMAT_OPTION, emit, run_guarded
 from dpone.cli.delivery._delivery_result import RunResult, emit_result, stopped
 from dpone.cli.delivery._delivery_run import SealedShape, StepPrinter, delivery_ports, holder
 from dpone.cli.delivery._report import child_rows, render_table
@@ -176,10 +176,7 @@ def resume_command(operation_id: str, environment_id: str, journal_url: str, art
                                   artifacts=artifacts_url, plans=plans)
         if not apply:
             document = _preview(parent, plan, shape, wait)
-            if fmt == "json":
-                emit_json(document)
-            else:
-                click.echo(_preview_text(document, locators))
+            emit(document, fmt, lambda preview: _preview_text(preview, locators))
             return 0
         with delivery_ports(plan, journal_url, environment_id=environment_id,
                             announce=f"resuming delivery {parent_id}: {len(sealed)} child(ren)") as (
