@@ -10,6 +10,15 @@ printed, pickled or serialized.
 
 from dpone.contracts.ports import CredentialResolver, RestTransportPort
 from dpone.contracts.secret import Credential, Secret
+from dpone.contracts.transport import (
+    Failure,
+    FailureKind,
+    OutboundRequest,
+    ReplayableBody,
+    Response,
+    TransportOutcome,
+    TransportPhase,
+)
 from dpone.executor.transport._auth import (
     ApiKeyHeaderAuth,
     BearerAuth,
@@ -30,17 +39,7 @@ from dpone.executor.transport._extract import (
 )
 from dpone.executor.transport._factory import transport_for
 from dpone.executor.transport._http import HttpTransport
-from dpone.executor.transport._model import (
-    DEFAULT_RESPONSE_HEADERS,
-    Failure,
-    FailureKind,
-    OutboundRequest,
-    ReplayableBody,
-    Response,
-    TransportOutcome,
-    TransportPhase,
-    TransportTimeouts,
-)
+from dpone.executor.transport._model import DEFAULT_RESPONSE_HEADERS, TransportTimeouts
 from dpone.executor.transport._phases import PHASE_TABLE, classify
 from dpone.executor.transport._retry import (
     RETRY_AFTER_EXCEEDS_BUDGET,

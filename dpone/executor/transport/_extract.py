@@ -25,7 +25,7 @@ from typing import Any, Final
 
 from dpone.contracts import DponeError
 from dpone.contracts.profile import Extractor, ResponseBounds
-from dpone.executor.transport._model import Response
+from dpone.contracts.transport import Response
 from dpone.grammar import MISSING, parse_pointer
 
 _TOKENS: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')

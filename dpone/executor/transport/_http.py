@@ -25,6 +25,14 @@ from dpone import __version__
 from dpone.contracts import DponeError
 from dpone.contracts.binding import ConnectionBinding
 from dpone.contracts.secret import Credential
+from dpone.contracts.transport import (
+    Failure,
+    FailureKind,
+    OutboundRequest,
+    Response,
+    TransportOutcome,
+    TransportPhase,
+)
 from dpone.executor.transport._auth import (
     RESERVED_HEADERS,
     ApiKeyHeaderAuth,
@@ -32,16 +40,7 @@ from dpone.executor.transport._auth import (
     TokenGrant,
     build_auth,
 )
-from dpone.executor.transport._model import (
-    DEFAULT_RESPONSE_HEADERS,
-    Failure,
-    FailureKind,
-    OutboundRequest,
-    Response,
-    TransportOutcome,
-    TransportPhase,
-    TransportTimeouts,
-)
+from dpone.executor.transport._model import DEFAULT_RESPONSE_HEADERS, TransportTimeouts
 from dpone.executor.transport._oauth import CredentialFetchFailed, fetch_client_credentials
 from dpone.executor.transport._phases import classify, redact
 

@@ -1,7 +1,7 @@
 """The transport's own settings: timeouts and the response headers it keeps.
 
-The exchange types (request, response, failure, phases) are contracts
-(``dpone.contracts.transport``); they are re-exported here for the adapter's modules.
+The exchange types (request, response, failure, phases) are contracts: the adapter's modules
+import them from ``dpone.contracts.transport``.
 """
 
 from __future__ import annotations
@@ -10,27 +10,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from dpone.contracts.profile import Timeouts
-from dpone.contracts.transport import (
-    Failure,
-    FailureKind,
-    OutboundRequest,
-    ReplayableBody,
-    Response,
-    TransportOutcome,
-    TransportPhase,
-)
 
-__all__ = [
-    "DEFAULT_RESPONSE_HEADERS",
-    "Failure",
-    "FailureKind",
-    "OutboundRequest",
-    "ReplayableBody",
-    "Response",
-    "TransportOutcome",
-    "TransportPhase",
-    "TransportTimeouts",
-]
+__all__ = ["DEFAULT_RESPONSE_HEADERS", "TransportTimeouts"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from typing import Final
 
 import httpx
 
-from dpone.executor.transport._model import Failure, FailureKind, TransportPhase
+from dpone.contracts.transport import Failure, FailureKind, TransportPhase
 
 _NOT = TransportPhase.NOT_STARTED
 _MAY = TransportPhase.MAY_HAVE_REACHED
