@@ -38,11 +38,11 @@ def check_fence(profile: OperationProfile, doc: LoadedDocument) -> None:
                                     f"remove mutation_fence.{name}, or name the fence type")
         return
     if fence.location != expected:
-        raise _inconsistent(doc, "location", f"a {fence.type} fence carries the key in location "
-                            f"{expected}, but location is {fence.location!r}",
+        raise _inconsistent(doc, "location", f"a fence of type {fence.type} carries the key in "
+                            f"location {expected}, but location is {fence.location!r}",
                             f"set mutation_fence.location to {expected}")
     if fence.value_from != _KEY:
-        raise _inconsistent(doc, "value_from", f"a {fence.type} fence is valued from the "
+        raise _inconsistent(doc, "value_from", f"a fence of type {fence.type} is valued from the "
                             f"child's receiver mutation key, but value_from is "
                             f"{fence.value_from!r}", f"set mutation_fence.value_from to {_KEY}")
     if fence.type == "receiver_duplicate_key":
