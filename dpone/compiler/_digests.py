@@ -43,10 +43,7 @@ def profile_digests(profile: OperationProfile, templates: dict[str, Any]) -> tup
             "supported_mutations": list(profile.supported_mutations),
             "effect_conflict_group": profile.effect_conflict_group,
         },
-        acknowledgement_contract={
-            **_dump(profile.acknowledgement),
-            "poll_path": templates.get("poll_path"),
-        },
+        acknowledgement_contract=_acknowledgement(profile, templates),
         mutation_fence_contract={
             "type": fence.type,
             "location": fence.location,
@@ -73,6 +70,18 @@ def profile_digests(profile: OperationProfile, templates: dict[str, Any]) -> tup
         profile_version=profile.version,
     )
     return semantics, policy, contract
+
+
+def _acknowledgement(profile: OperationProfile, templates: dict[str, Any]) -> dict[str, Any]:
+    """The acknowledgement contract; a profile without a query by key keeps the identity it had
+    before that block existed."""
+    contract: dict[str, Any] = {**_dump(profile.acknowledgement),
+                                "poll_path": templates.get("poll_path")}
+    if profile.acknowledgement.query_by_key is None:
+        del contract["query_by_key"]
+    else:
+        contract["query_by_key_path"] = templates["query_by_key_path"]
+    return contract
 
 
 def binding_digest(binding: ConnectionBinding) -> str:

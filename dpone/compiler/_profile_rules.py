@@ -4,11 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from dpone.compiler._fence_rules import check_fence
+from dpone.compiler._key_query_rules import (
+    check_key_echo,
+    check_query_by_key,
+    check_raw_query_by_key,
+)
+from dpone.compiler._located import located_error as _fail
+from dpone.compiler._located import located_pointer as _pointer
+from dpone.compiler._located import located_template as _template
 from dpone.compiler._mapping_rules import check_raw_limits
 from dpone.compiler._yaml import LoadedDocument, YamlPath
-from dpone.contracts import DponeError, Location
 from dpone.contracts.profile import SUBMIT_THROTTLE_STATUSES, OperationProfile
-from dpone.grammar import TemplateContext, parse_pointer, parse_template
+from dpone.grammar import TemplateContext
 
 SUPPORTED_FAMILIES = ("sync_batch", "async_bulk_job")
 _EXCLUDED_BODIES = {"form_urlencoded", "xml", "nested_multipart", "multipart_files", "graphql"}
@@ -22,11 +30,6 @@ _API_KEY_QUERY = {"api_key", "apikey", "key", "token", "access_token", "auth", "
 SYMBOLS = ("resource", "delivery_key", "receiver_mutation_key", "scope.from", "scope.to")
 
 
-def _fail(code: str, message: str, doc: LoadedDocument, path: YamlPath,
-          hint: str | None = None) -> DponeError:
-    return DponeError(code=code, message=message, location=doc.locate(path), hint=hint)
-
-
 def check_raw_profile(doc: LoadedDocument) -> None:
     """Checks on the raw document, before the closed model, so codes are specific."""
     check_raw_limits(doc)
@@ -36,6 +39,7 @@ def check_raw_profile(doc: LoadedDocument) -> None:
         raise _fail("profile.unsupported_family",
                     f"protocol family {family!r} is not supported in V1", doc,
                     ("protocol_family",), hint="use sync_batch or async_bulk_job")
+    check_raw_query_by_key(data, doc)
     request = data.get("request")
     if not isinstance(request, dict):
         return
@@ -63,26 +67,6 @@ def check_raw_profile(doc: LoadedDocument) -> None:
             raise _fail("profile.excluded_feature", f"query parameter {name!r} would carry a "
                         "credential: API keys in the query are forbidden", doc,
                         ("request", "query", name), hint="use auth_provider api_key_header")
-
-
-def _template(doc: LoadedDocument, path: YamlPath, text: str, context: TemplateContext,
-              allow_receipt: bool = False) -> dict[str, Any]:
-    try:
-        return parse_template(text, context=context, allow_receipt=allow_receipt).canonical()
-    except DponeError as exc:
-        base = doc.locate(path)
-        column = exc.location.column if exc.location else None
-        raise DponeError(code=exc.code, message=f"{exc.message} in {text!r}",
-                         location=Location(base.file, base.line, column, base.path)) from None
-
-
-def _pointer(doc: LoadedDocument, path: YamlPath, text: str | None) -> None:
-    if text is None:
-        return
-    try:
-        parse_pointer(text)
-    except DponeError as exc:
-        raise _fail(exc.code, f"{exc.message} in {text!r}", doc, path) from None
 
 
 def _check_refusal_statuses(profile: OperationProfile, doc: LoadedDocument) -> None:
@@ -116,15 +100,7 @@ def check_profile(profile: OperationProfile, doc: LoadedDocument) -> dict[str, A
     elif ack.poll is not None or profile.verification.counters_from == "poll_response":
         raise _fail("schema.invalid_value", "sync_batch has no poll; counters come from the "
                     "submit response", doc, ("acknowledgement", "poll"))
-    if fence.type == "receiver_duplicate_key" and (
-        fence.location != "payload_filename" or request.body.type != "multipart_file"
-        or fence.value_from != "receiver_mutation_key"
-    ):
-        raise _fail("schema.invalid_value", "receiver_duplicate_key fences sit in the payload "
-                    "filename of a multipart body, valued from receiver_mutation_key", doc,
-                    ("mutation_fence",))
-    if fence.type == "idempotency_key_header":
-        _check_fence_header(profile, doc)
+    check_fence(profile, doc)
     body_format = request.body.payload_format
     if body_format.format in ("raw",) and body_format.compression != "none":
         raise _fail("profile.invalid_codec", "raw payloads are sent as sealed, uncompressed",
@@ -149,7 +125,8 @@ def check_profile(profile: OperationProfile, doc: LoadedDocument) -> dict[str, A
                                         TemplateContext.PATH, allow_receipt=True)
         _pointer(doc, ("acknowledgement", "poll", "state", "body_json_pointer"),
                  ack.poll.state.body_json_pointer)
-        _check_key_echo(profile, parsed, doc)
+        check_key_echo(ack.poll.key_echo, ("acknowledgement", "poll", "key_echo"), profile,
+                       parsed, doc)
     for name, extractor in ack.receipt.items():
         _pointer(doc, ("acknowledgement", "receipt", name, "body_json_pointer"),
                  extractor.body_json_pointer)
@@ -157,58 +134,5 @@ def check_profile(profile: OperationProfile, doc: LoadedDocument) -> dict[str, A
         extractor = getattr(profile.verification, key)
         if extractor is not None:
             _pointer(doc, ("verification", key, "body_json_pointer"), extractor.body_json_pointer)
+    check_query_by_key(profile, parsed, doc)
     return parsed
-
-
-def _carries_key(parsed: dict[str, Any]) -> bool:
-    """True when a rendered request template (path, query, header, scalar part) sends the
-    ``receiver_mutation_key`` symbol."""
-    templates = [parsed["path"], *parsed["query"].values(), *parsed["headers"].values(),
-                 *parsed["scalar_parts"].values()]
-    return any(part.get("symbol") == "receiver_mutation_key"
-               for template in templates for part in template["parts"])
-
-
-def _check_key_echo(profile: OperationProfile, parsed: dict[str, Any],
-                    doc: LoadedDocument) -> None:
-    """A certified key echo must compare with a key the sealed request actually carries."""
-    poll = profile.acknowledgement.poll
-    echo = poll.key_echo if poll is not None else None
-    if echo is None:
-        return
-    where: YamlPath = ("acknowledgement", "poll", "key_echo")
-    _pointer(doc, (*where, "body_json_pointer"), echo.body_json_pointer)
-    if echo.form == "payload_filename" and profile.request.body.type != "multipart_file":
-        raise _fail("schema.invalid_value", "key_echo form payload_filename compares the poll "
-                    "answer with the sealed multipart filename, but the request body is not "
-                    "multipart_file", doc, (*where, "form"),
-                    hint="use form: receiver_mutation_key with a request template that "
-                    "carries {receiver_mutation_key}")
-    if echo.form == "receiver_mutation_key" and not _carries_key(parsed):
-        raise _fail("schema.invalid_value", "key_echo form receiver_mutation_key compares the "
-                    "poll answer with a key the request never sends: no path, query, header or "
-                    "scalar part template carries {receiver_mutation_key}", doc, (*where, "form"),
-                    hint="send the key in a request template, or use form: payload_filename "
-                    "for a multipart filename")
-
-
-def _check_fence_header(profile: OperationProfile, doc: LoadedDocument) -> None:
-    """An idempotency-key fence holds only when its header carries the child's key: the request
-    template must render ``header_name`` from exactly ``{receiver_mutation_key}``."""
-    name = profile.mutation_fence.header_name
-    if name is None:
-        raise _fail("schema.missing_field", "idempotency_key_header needs header_name", doc,
-                    ("mutation_fence", "header_name"))
-    expected = "{receiver_mutation_key}"
-    rendered = {k: v for k, v in profile.request.headers.items() if k.lower() == name.lower()}
-    if not rendered:
-        raise _fail("profile.fence_header_not_rendered", f"the fence header {name!r} is not in "
-                    "request.headers: a replay would go out without the key that fences it", doc,
-                    ("mutation_fence", "header_name"),
-                    hint=f"add `{name}: \"{expected}\"` under request.headers")
-    header, template = next(iter(rendered.items()))
-    if template != expected:
-        raise _fail("profile.fence_header_not_rendered", f"the fence header {name!r} is rendered "
-                    f"from {template!r}, not from the child's receiver mutation key", doc,
-                    ("request", "headers", header),
-                    hint=f"set request.headers.{header} to exactly \"{expected}\"")

@@ -112,6 +112,19 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
     _ce("profile.invalid_codec", "Use a payload format and compression the body type supports."),
     _ce("profile.fence_header_not_rendered", "Render the fence header from the key: "
         "request.headers.<header_name> must be exactly \"{receiver_mutation_key}\"."),
+    _ce("profile.fence_inconsistent", "Make the fence say where the request carries the key: "
+        "receiver_duplicate_key is location payload_filename of a multipart_file body, "
+        "idempotency_key_header is location header, both value_from receiver_mutation_key; a "
+        "none fence names no location, value_from or header_name."),
+    _ce("profile.query_by_key_not_read_only", "Use method: GET; a query by key never mutates."),
+    _ce("profile.query_by_key_symbol", "Put only {receiver_mutation_key} and/or {delivery_key} "
+        "in the query by key path, and at least one of them."),
+    _ce("profile.query_by_key_unsent_key", "Look up a key the submit request carries (a "
+        "template symbol, or receiver_mutation_key in a multipart payload filename)."),
+    _ce("profile.query_by_key_receipt_incomplete", "Extract every field of "
+        "acknowledgement.receipt under query_by_key.receipt."),
+    _ce("profile.query_by_key_horizon_short", "Certify absence.receipt_ttl_s of at least "
+        "timeouts.request_total_s."),
     _ce("profile.status_conflict", "Give each submit status one meaning: a status certified as "
         "refused before effect is never also accepted, duplicate or throttle."),
     _ce("binding.secret_value", "Replace the value with a `credential_ref` (env:, file:, vault:)."),

@@ -13,6 +13,7 @@ PROFILE_SCHEMA_ID = "dpone.operation_profile.v1"
 Status = Annotated[int, Field(ge=100, le=599)]
 RefusalStatus = Annotated[int, Field(ge=400, le=499)]
 """A client-error status: only a 4xx answer can certify that nothing was applied."""
+SuccessStatus = Annotated[int, Field(ge=200, le=299)]
 TemplateText = Annotated[str, Field(min_length=1, max_length=2048)]
 Pointer = Annotated[str, Field(max_length=512)]
 HeaderName = Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9-]{0,63}$")]
@@ -146,6 +147,47 @@ class Poll(StrictModel):
     key_echo: KeyEcho | None = None
 
 
+class KeyQueryAbsence(StrictModel):
+    """When an absent answer of the query by key proves that the child was NOT applied.
+
+    An answer with one of ``statuses`` means "the receiver holds nothing under this key". It is
+    proof only in an environment listed in ``certified_environments`` and only once the
+    latest submit attempt of the child started at least ``receipt_ttl_s + skew_margin_s``
+    seconds ago: ``receipt_ttl_s`` is the certified longest time a submit can still take effect
+    (or its key become visible to the query) after it was sent, ``skew_margin_s`` the clock
+    skew allowed between dpone and the receiver. Anywhere else, or earlier, an absent answer
+    proves nothing and the effect stays unknown. The certification also asserts that the
+    receiver keeps a key's record at least as long as the effect it names.
+    """
+
+    statuses: Annotated[tuple[Literal[404, 410], ...], Field(min_length=1)]
+    """Only "not found" and "gone" can mean "no such key"; an auth refusal, a throttle or a bad
+    request says nothing about the key."""
+    certified_environments: tuple[Name, ...] = ()
+    receipt_ttl_s: Seconds
+    skew_margin_s: Seconds
+
+
+class QueryByKey(StrictModel):
+    """A read-only lookup of what the receiver holds under this child's key.
+
+    ``GET path`` (relative to the binding's authority, like the poll) where the path carries
+    only ``{receiver_mutation_key}`` and/or ``{delivery_key}``, and only a key the submit
+    request itself carries. A ``found_statuses`` answer names the job or batch applied under
+    the key: ``receipt`` extracts it in the shape the journal keeps receipts (every field of
+    ``acknowledgement.receipt``), and ``key_echo``, when certified, must echo this child's key
+    exactly or the answer is about another key (unknown). An ``absence.statuses`` answer is
+    absence, proven only as :class:`KeyQueryAbsence` says. Any other answer is unknown.
+    """
+
+    method: Literal["GET"]
+    path: TemplateText
+    found_statuses: Annotated[tuple[SuccessStatus, ...], Field(min_length=1)]
+    receipt: Annotated[dict[Name, Extractor], Field(min_length=1)]
+    key_echo: KeyEcho | None = None
+    absence: KeyQueryAbsence
+
+
 class Acknowledgement(StrictModel):
     accepted_statuses: Annotated[tuple[Status, ...], Field(min_length=1)]
     rejected_before_effect_statuses: tuple[RefusalStatus, ...] = ()
@@ -155,6 +197,7 @@ class Acknowledgement(StrictModel):
     receipt: dict[Name, Extractor] = {}
     duplicate: Duplicate | None = None
     poll: Poll | None = None
+    query_by_key: QueryByKey | None = None
 
 
 class Verification(StrictModel):

@@ -12,6 +12,12 @@ Delivery endpoints (the two example profiles):
   "rows_rejected"}`` (``filename`` echoes the job's duplicate key); 404 for an unknown job
   (a job of an earlier receiver start included: job ids are ``job-<boot id>-<number>``),
   404/410 for an expired receipt.
+* ``GET /mock/v1/dataset-job-keys/{key}`` — read-only lookup by key (``sha256:<hex>``, the hex
+  of a submitted filename): the job submitted under it, as the status answer (``filename``
+  echoes it), even when its receipt has expired; 404 when this receiver holds none (a job of an
+  earlier receiver start included: a restart forgets the jobs and the ledger together). Never
+  a mutation: it is counted as a request line like every read, and only the ``status``,
+  ``slow``, ``refuse_before_read`` and ``commit_then_drop`` faults apply to it.
 
 Control endpoints (same authentication, never counted, never faulted): ``GET /mock/_ledger``
 (``?rows=1`` adds parsed rows), ``GET|POST /mock/_faults``, ``POST /mock/_reset``.
@@ -158,6 +164,13 @@ class _Endpoints:
             return _error(job.expired_status, "receipt_expired", "the job receipt has expired")
         return JSONResponse(job.to_json(now, jobs.processing_seconds))
 
+    async def job_by_key(self, request: Request) -> JSONResponse:
+        jobs = self.state.jobs
+        job = jobs.by_key(request.path_params["key"])
+        if job is None:
+            return _error(404, "not_found", "no job under this key")
+        return JSONResponse(job.to_json(self.state.now(), jobs.processing_seconds))
+
     async def ledger(self, request: Request) -> JSONResponse:
         with_rows = request.query_params.get("rows") == "1"
         return JSONResponse(self.state.ledger.snapshot(with_rows=with_rows))
@@ -228,6 +241,7 @@ def create_app(config: ReceiverConfig) -> Starlette:
         Route("/mock/v1/batches/{resource}", endpoints.batch, methods=["POST"]),
         Route("/mock/v1/dataset-jobs", endpoints.submit_job, methods=["POST"]),
         Route("/mock/v1/dataset-jobs/{job_id}", endpoints.job, methods=["GET"]),
+        Route("/mock/v1/dataset-job-keys/{key}", endpoints.job_by_key, methods=["GET"]),
         Route("/mock/_ledger", endpoints.ledger, methods=["GET"]),
         Route("/mock/_faults", endpoints.faults, methods=["GET", "POST"]),
         Route("/mock/_reset", endpoints.reset, methods=["POST"]),

@@ -22,6 +22,7 @@ class Endpoint(enum.Enum):
     SYNC_SUBMIT = "sync_submit"
     ASYNC_SUBMIT = "async_submit"
     JOB_STATUS = "job_status"
+    KEY_LOOKUP = "key_lookup"
     CONTROL = "control"
     OTHER = "other"
 
@@ -35,11 +36,13 @@ def classify(method: str, path: str) -> Endpoint:
         return Endpoint.ASYNC_SUBMIT
     if method == "GET" and path.startswith("/mock/v1/dataset-jobs/"):
         return Endpoint.JOB_STATUS
+    if method == "GET" and path.startswith("/mock/v1/dataset-job-keys/"):
+        return Endpoint.KEY_LOOKUP
     return Endpoint.OTHER
 
 
 _ANYWHERE = frozenset({Endpoint.SYNC_SUBMIT, Endpoint.ASYNC_SUBMIT, Endpoint.JOB_STATUS,
-                       Endpoint.OTHER})
+                       Endpoint.KEY_LOOKUP, Endpoint.OTHER})
 _JOBS = frozenset({Endpoint.ASYNC_SUBMIT, Endpoint.JOB_STATUS})
 
 # fault kind -> (endpoints it applies to, {parameter: (required, kind of value)})

@@ -12,6 +12,12 @@ Job ids are ``job-<boot id>-<number>``: the boot id is 8 hex digits drawn when t
 (one per receiver start), the number counts from 000001 and is never reset, so a receipt issued
 before a restart never names a job of the restarted receiver. A status answer echoes the job's
 ``filename`` (the submitted duplicate key), so a client can check that a receipt names its job.
+
+A job can also be looked up read-only by its key (:meth:`JobBook.by_key`): ``sha256:<hex>``
+(or the bare hex) names the job whose filename is ``<hex>.<extension>``, the first one submitted
+if several extensions share the hex. The book and the ledger live and die together (a restart
+or a reset forgets both), so "no job under this key" always means "nothing applied under it
+that this receiver still holds".
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ Phase = Literal["pending", "running", "complete", "incomplete", "error", "cancel
 Ending = Literal["complete", "incomplete", "error", "cancelled"]
 JOB_RESOURCE = "dataset-jobs"
 BOOT_ID = re.compile(r"[0-9a-f]{8}")
+_KEY = re.compile(r"(?:sha256:)?([0-9a-f]{64})")
 
 
 @dataclass
@@ -69,6 +76,7 @@ class JobBook:
         self._lock = threading.RLock()
         self._jobs: dict[str, Job] = {}
         self._by_filename: dict[str, str] = {}
+        self._by_key: dict[str, str] = {}
         self._active: dict[str, Job] = {}
         self._ids = itertools.count(1)  # never reset: a stale receipt never names a new job
 
@@ -79,6 +87,14 @@ class JobBook:
     def by_filename(self, filename: str) -> Job | None:
         with self._lock:
             job_id = self._by_filename.get(filename)
+            return self._jobs[job_id] if job_id is not None else None
+
+    def by_key(self, key: str) -> Job | None:
+        """The job submitted under ``key`` (``sha256:<hex>`` or ``<hex>``); None for another
+        form or when none was."""
+        match = _KEY.fullmatch(key)
+        with self._lock:
+            job_id = self._by_key.get(match.group(1)) if match else None
             return self._jobs[job_id] if job_id is not None else None
 
     def get(self, job_id: str) -> Job | None:
@@ -94,6 +110,7 @@ class JobBook:
             self._jobs[job.job_id] = job
             self._active[job.job_id] = job
             self._by_filename[filename] = job.job_id
+            self._by_key.setdefault(filename.split(".", 1)[0], job.job_id)
             return job
 
     def settle(self, now: float) -> None:
@@ -125,3 +142,4 @@ class JobBook:
             self._jobs.clear()
             self._active.clear()
             self._by_filename.clear()
+            self._by_key.clear()

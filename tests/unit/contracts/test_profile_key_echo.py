@@ -80,8 +80,8 @@ def test_a_filename_echo_needs_a_multipart_body(registry: Path) -> None:
 """, """    type: single
     payload: {format: csv, compression: gzip, content_type: application/gzip}
 """)
-    _edit_profile(registry, "  type: receiver_duplicate_key\n  location: payload_filename\n",
-                  "  type: none\n")
+    _edit_profile(registry, "  type: receiver_duplicate_key\n  location: payload_filename\n"
+                  "  value_from: receiver_mutation_key\n", "  type: none\n")
     _edit_profile(registry, "  media_type: multipart/form-data\n", "  media_type: application/gzip\n")
     with pytest.raises(DponeError) as caught:
         _compile(registry)

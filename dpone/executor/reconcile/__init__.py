@@ -1,0 +1,1 @@
+"""Operator reconciliation of deliveries whose remote effect is not proven."""
