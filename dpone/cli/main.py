@@ -11,6 +11,7 @@ import click
 
 from dpone import __version__
 from dpone.cli._output import JSON_REQUESTED, failures_rendered, wants_json
+from dpone.cli.admin import admin
 from dpone.cli.compile import check, plan
 from dpone.cli.delivery.deliver import deliver_command
 from dpone.cli.delivery.inspect import delivery
@@ -59,6 +60,7 @@ cli.add_command(deliver_command)
 cli.add_command(delivery)
 cli.add_command(docs)
 cli.add_command(receiver)
+cli.add_command(admin)
 
 
 def main() -> None:

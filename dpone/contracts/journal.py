@@ -208,6 +208,17 @@ class AdmissionResult(StrictModel):
     resumed: bool
 
 
+class MutationGateStatus(StrictModel):
+    """The environment-wide mutation gate of a journal and the epoch it stands at."""
+
+    environment_id: str
+    mutation_gate: MutationGate
+    journal_epoch: Annotated[int, Field(ge=0)]
+    reason: str | None = None
+    updated_by: str | None = None
+    updated_at: dt.datetime | None = None
+
+
 class Lease(StrictModel):
     """A lease granted by the database clock; ``token`` fences a stale holder."""
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         Lease,
         LeaseKindName,
         MutationGate,
+        MutationGateStatus,
         ParentAdmission,
         ParentOperation,
         Tenancy,
@@ -102,6 +103,11 @@ class DeliveryJournalView(Protocol):
     def journal_epoch(self, environment_id: str) -> int: ...
 
     def mutation_gate(self, environment_id: str) -> MutationGate: ...
+
+    def gate_status(self, environment_id: str) -> MutationGateStatus:
+        """The gate, its epoch, and who last changed it and why (a read that creates nothing:
+        a journal never gated stands OPEN at epoch 0)."""
+        ...
 
     def now(self) -> dt.datetime:
         """The journal's database clock (aware UTC), never the worker clock.

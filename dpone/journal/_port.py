@@ -24,6 +24,7 @@ from dpone.contracts.journal import (
     Lease,
     LeaseKindName,
     MutationGate,
+    MutationGateStatus,
     ParentAdmission,
     ParentOperation,
     Tenancy,
@@ -35,7 +36,7 @@ from dpone.journal._environment import environment, stored_environment
 from dpone.journal._leases import acquire, admitted_lease_refusal, live_lease, renew
 from dpone.journal._lookup import parent_operation, require_child
 from dpone.journal._models import attempt_view, child_model, delivery_summaries, observation_view
-from dpone.journal._rows import EnvironmentRow, ParentRow
+from dpone.journal._rows import EnvironmentRow, ParentRow, gate_status
 from dpone.journal._tx import admit, promote, repair, submit, transition
 from dpone.journal._unit import UnitOfWork
 
@@ -127,6 +128,18 @@ class JournalBase(ABC):
     def mutation_gate(self, environment_id: str) -> MutationGate:
         row = self._environment_row(environment_id)
         return "BLOCKED" if row and row.mutation_gate == "BLOCKED" else "OPEN"
+
+    def gate_status(self, environment_id: str) -> MutationGateStatus:
+        self._scoped(environment_id)
+
+        def work(tx: UnitOfWork) -> MutationGateStatus:
+            row = tx.one("environment_gate")
+            if row is None:
+                return MutationGateStatus(environment_id=environment_id, mutation_gate="OPEN",
+                                          journal_epoch=0)
+            return gate_status(tx.codec, environment_id, row)
+
+        return self._run(work, "read")
 
     def now(self) -> dt.datetime:
         """The database clock, aware UTC: the clock every lease and due time is decided by."""

@@ -21,6 +21,7 @@ from dpone.contracts._axes import (
     VerificationState,
 )
 from dpone.contracts._errors import DponeError
+from dpone.contracts.journal import MutationGateStatus
 from dpone.contracts.state import StateTuple
 from dpone.journal._fence import FenceRow, GenerationKey, Interval, Scope
 
@@ -190,6 +191,16 @@ class EnvironmentRow:
     @classmethod
     def decode(cls, row: Row) -> Self:
         return cls(journal_epoch=int(row["journal_epoch"]), mutation_gate=str(row["mutation_gate"]))
+
+
+def gate_status(codec: RowCodec, environment_id: str, row: Row) -> MutationGateStatus:
+    """An ``environment_gate`` row as the view's gate status."""
+    updated_at = row["updated_at"]
+    return MutationGateStatus(
+        environment_id=environment_id, mutation_gate=row["mutation_gate"],
+        journal_epoch=int(row["journal_epoch"]), reason=row["gate_reason"],
+        updated_by=row["updated_by"],
+        updated_at=codec.moment(updated_at) if updated_at else None)
 
 
 @dataclass(frozen=True, slots=True)

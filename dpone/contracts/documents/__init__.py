@@ -37,6 +37,7 @@ from dpone.contracts.documents._delivery import (
     StoppedSection,
 )
 from dpone.contracts.documents._error import ERROR_SCHEMA_ID, ErrorDocument, ErrorLocation
+from dpone.contracts.documents._gate import MUTATION_GATE_SCHEMA_ID, MutationGateDocument
 from dpone.contracts.documents._inspection import (
     DELIVERY_INSPECTION_SCHEMA_ID,
     AttemptSummary,
@@ -65,6 +66,7 @@ DOCUMENTS: Final[dict[str, Any]] = {
     DELIVERY_INSPECTION_SCHEMA_ID: DeliveryInspection,
     RESUME_PREVIEW_SCHEMA_ID: ResumePreview,
     DELIVERY_LIST_SCHEMA_ID: DeliveryList,
+    MUTATION_GATE_SCHEMA_ID: MutationGateDocument,
     ERROR_SCHEMA_ID: ErrorDocument,
 }
 """Schema id -> the type its JSON Schema is generated from (a model or an annotated union)."""
@@ -76,6 +78,7 @@ __all__ = [
     "DELIVERY_RESULT_SCHEMA_ID",
     "DOCUMENTS",
     "ERROR_SCHEMA_ID",
+    "MUTATION_GATE_SCHEMA_ID",
     "PLAN_RESULT_SCHEMA_ID",
     "RESUME_PREVIEW_SCHEMA_ID",
     "SEAL_RESULT_SCHEMA_ID",
@@ -100,6 +103,7 @@ __all__ = [
     "KeyEcho",
     "LikelyCause",
     "ListedDelivery",
+    "MutationGateDocument",
     "MutationSummary",
     "ObservationSummary",
     "PendingResult",

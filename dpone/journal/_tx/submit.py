@@ -66,13 +66,28 @@ def submittable(row: ChildRow, expected_revision: int, *,
                      f"{' as a fenced replay' if fenced_replay else ''}; {reason}")
 
 
+def gate_blocked(operation_id: str) -> DponeError:
+    """The refusal of a mutation while the environment's gate is BLOCKED."""
+    return DponeError(code="REST_DELIVERY_JOURNAL_EPOCH_BLOCKED", operation_id=operation_id,
+                      message="the environment mutation gate is BLOCKED; observation and "
+                      "reconciliation remain available",
+                      hint="`dpone admin gate show` says why; once the reconciliation campaign "
+                      "is approved, `dpone admin gate open --epoch <next epoch>` reopens "
+                      "mutations and `dpone delivery resume --apply` continues.")
+
+
 def plan_attempt(tx: UnitOfWork, operation_id: str, lease: Lease) -> AttemptPlan:
     check_lease_identity(lease, operation_id, {"mutation"})
     live_lease(tx, lease)
     row = require_child(tx, operation_id)
     submittable(row, row.revision)
     check_submit_holder(tx, row, lease)  # a replay is planned only by the submitting lease
-    epoch = environment(tx).journal_epoch
+    current = environment(tx)
+    if current.mutation_gate != "OPEN":
+        # Refused before any MAY_ATTEMPT marker exists: a marker planned now would bind this
+        # epoch, and the epoch changes when the gate reopens.
+        raise gate_blocked(operation_id)
+    epoch = current.journal_epoch
     parent = require_parent(tx, row.parent_id)
     ordinal = row.attempt_ordinal + 1
     namespace = row.operation_namespace
@@ -130,9 +145,7 @@ def enter_submitting(tx: UnitOfWork, contract: StateContract, attempt: AttemptPl
     current = environment(tx, lock="share")
     epoch = current.journal_epoch
     if current.mutation_gate != "OPEN":
-        raise DponeError(code="REST_DELIVERY_JOURNAL_EPOCH_BLOCKED", operation_id=attempt.operation_id,
-                         message="the environment mutation gate is BLOCKED; observation and "
-                         "reconciliation remain available")
+        raise gate_blocked(attempt.operation_id)
     row = require_child(tx, attempt.operation_id)
     if tx.lock_domains([row.effect_conflict_domain]):
         row = require_child(tx, attempt.operation_id)

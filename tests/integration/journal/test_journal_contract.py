@@ -421,6 +421,29 @@ def test_frontier_advances_over_a_contiguous_run(journal: DeliveryJournalPort) -
 # -- mutation gate and journal epoch ---------------------------------------------------------
 
 
+def test_blocked_gate_refuses_to_plan_an_attempt(journal: DeliveryJournalPort) -> None:
+    """No MAY_ATTEMPT marker is planned under a BLOCKED gate: one planned now would bind an
+    epoch that the reopening replaces, leaving an orphan for reconciliation."""
+    child = journal.admit_parent(admission([(0, 10)])).parent.children[0]
+    journal.set_mutation_gate(ENVIRONMENT, "BLOCKED", epoch=0, actor="sre", reason="restore")
+    lease = journal.acquire_lease(child.operation_id, "mutation", "worker-1", 60)
+    with pytest.raises(DponeError) as blocked:
+        journal.plan_attempt(child.operation_id, lease)
+    assert _code(blocked) == "REST_DELIVERY_JOURNAL_EPOCH_BLOCKED"
+    assert "dpone admin gate" in (blocked.value.hint or "")
+    status = journal.gate_status(ENVIRONMENT)
+    assert (status.mutation_gate, status.journal_epoch, status.reason, status.updated_by) == (
+        "BLOCKED", 0, "restore", "sre")
+    journal.set_mutation_gate(ENVIRONMENT, "OPEN", epoch=1, actor="sre", reason="approved")
+    lease = journal.acquire_lease(child.operation_id, "mutation", "worker-2", 60)
+    assert journal.plan_attempt(child.operation_id, lease).marker["journal_epoch"] == 1
+
+
+def test_a_journal_never_gated_stands_open_at_epoch_zero(journal: DeliveryJournalPort) -> None:
+    status = journal.gate_status(ENVIRONMENT)
+    assert (status.mutation_gate, status.journal_epoch) == ("OPEN", 0)
+
+
 def test_blocked_gate_refuses_submit_but_reads_keep_working(journal: DeliveryJournalPort) -> None:
     child = journal.admit_parent(admission([(0, 10)])).parent.children[0]
     lease = journal.acquire_lease(child.operation_id, "mutation", "worker-1", 60)

@@ -39,6 +39,10 @@ SELECT count(*) AS standbys FROM pg_stat_replication
 INSERT INTO rest_delivery_environment (environment_id) VALUES (%(environment_id)s)
 ON CONFLICT (environment_id) DO NOTHING;
 
+-- name: environment_gate
+SELECT journal_epoch, mutation_gate, gate_reason, updated_by, updated_at
+  FROM rest_delivery_environment WHERE environment_id = %(environment_id)s;
+
 -- name: get_environment
 SELECT environment_id, journal_epoch, mutation_gate
   FROM rest_delivery_environment WHERE environment_id = %(environment_id)s;

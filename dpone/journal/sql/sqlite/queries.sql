@@ -26,6 +26,10 @@ SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now') AS now;
 INSERT INTO rest_delivery_environment (environment_id) VALUES (:environment_id)
 ON CONFLICT (environment_id) DO NOTHING;
 
+-- name: environment_gate
+SELECT journal_epoch, mutation_gate, gate_reason, updated_by, updated_at
+  FROM rest_delivery_environment WHERE environment_id = :environment_id;
+
 -- name: get_environment
 SELECT environment_id, journal_epoch, mutation_gate
   FROM rest_delivery_environment WHERE environment_id = :environment_id;
