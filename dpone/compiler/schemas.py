@@ -14,7 +14,7 @@ from dpone.contracts.binding import (
     ConnectionBinding,
     EnvironmentDocument,
 )
-from dpone.contracts.documents import DOCUMENTS
+from dpone.contracts.documents import ARTIFACT_DOCUMENTS, DOCUMENTS
 from dpone.contracts.mapping import MAPPING_SCHEMA_ID, PayloadMapping
 from dpone.contracts.plan import PLAN_SCHEMA_ID, RestDeliveryPlan
 from dpone.contracts.profile import PROFILE_SCHEMA_ID, OperationProfile
@@ -32,6 +32,7 @@ MODELS: dict[str, Any] = {
     PLAN_SCHEMA_ID: RestDeliveryPlan,
     SOURCE_PARENT_SCHEMA_ID: SourceParent,
     **DOCUMENTS,
+    **ARTIFACT_DOCUMENTS,
 }
 """Schema id -> the model (or annotated union of models) its schema is generated from: every
 authored and compiled artifact, and every ``--format json`` document of the CLI."""
