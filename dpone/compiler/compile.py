@@ -20,6 +20,7 @@ from dpone.compiler._registry import Registry
 from dpone.compiler._secrets import refuse_secret_values
 from dpone.compiler._validate import validate_document
 from dpone.compiler._yaml import LoadedDocument, YamlPath, load_yaml_file
+from dpone.compiler.environment_file import check_control_plane
 from dpone.contracts import DponeError, canonical_json, content_digest
 from dpone.contracts.binding import ConnectionBinding, Environment
 from dpone.contracts.mapping import PayloadMapping
@@ -176,6 +177,7 @@ def compile_workload(workload_path: Path, registry_root: Path, *,
                          ("environment_ref",), "environment")
     environment = validate_document(Environment, edoc)
     _expect_identity(edoc, binding.environment_ref, environment.id, ("id",))
+    check_control_plane(environment, edoc)
     check_binding(binding, environment, bdoc)
 
     mdoc = _load_checked(registry, "mappings", sink.payload.mapping_ref, wdoc,

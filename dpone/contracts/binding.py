@@ -17,8 +17,27 @@ CredentialRef = Annotated[str, Field(pattern=r"^(env:[A-Z][A-Z0-9_]{0,127}|file:
 HeaderName = Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9-]{0,63}$")]
 
 
+LocatorText = Annotated[str, Field(min_length=1, max_length=2048, pattern=r"^\S+$")]
+
+
+class ControlPlane(StrictModel):
+    """Where an environment's deliveries are recorded: what ``--environment NAME`` resolves.
+
+    ``journal`` is a SQLite file or a ``postgresql://`` URL without a password (libpq's
+    environment or ``~/.pgpass`` supplies it); ``artifacts`` is the artifact store (a directory,
+    ``file://`` or ``s3://`` URL) that also holds the published plans; ``plans`` an optional
+    local plan store searched first. Relative paths resolve against the current directory, like
+    the CLI's own defaults. Never part of a plan: moving a journal changes no plan digest.
+    """
+
+    journal: LocatorText
+    artifacts: LocatorText
+    plans: LocatorText | None = None
+
+
 class Environment(StrictModel):
-    """One control-plane environment: the inputs of operation_namespace and its tier."""
+    """One control-plane environment: the inputs of operation_namespace and its tier, and
+    (``control_plane``, left out of every plan) where its journal and artifacts live."""
 
     schema_id: Literal["dpone.environment.v1"] = Field(alias="schema")
     id: Name
@@ -27,6 +46,7 @@ class Environment(StrictModel):
     tenant_id: Identifier
     environment_id: Identifier
     namespace_revision: Annotated[int, Field(ge=1)]
+    control_plane: ControlPlane | None = Field(default=None, exclude=True)
 
 
 class RemoteIdentity(StrictModel):

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
         Lease,
         LeaseKindName,
         MutationGate,
+        OperatorAction,
+        OperatorActionRecord,
         ParentAdmission,
         ParentOperation,
         Tenancy,
@@ -99,6 +101,11 @@ class DeliveryJournalView(Protocol):
         first, each with its children grouped by state (one read, never a migration)."""
         ...
 
+    def list_operator_actions(self, operation_ids: Sequence[str]) -> Sequence[OperatorAction]:
+        """The audited operator actions (audit rows ``operator_<command>``) of these
+        operations, oldest first: the audit trail `dpone delivery inspect` shows."""
+        ...
+
     def journal_epoch(self, environment_id: str) -> int: ...
 
     def mutation_gate(self, environment_id: str) -> MutationGate: ...
@@ -121,6 +128,10 @@ class DeliveryJournalPort(DeliveryJournalView, Protocol):
                       ttl_seconds: int) -> Lease: ...
 
     def release_lease(self, lease: Lease) -> None: ...
+
+    def record_operator_action(self, action: OperatorActionRecord) -> OperatorAction:
+        """Append one audit row ``operator_<command>`` (durably, in its own transaction)."""
+        ...
 
     def plan_attempt(self, operation_id: str, lease: Lease) -> AttemptPlan: ...
 

@@ -45,6 +45,7 @@ from dpone.contracts.documents._inspection import (
     KeyEcho,
     LikelyCause,
     ObservationSummary,
+    OperatorActionSummary,
     VerificationBasis,
 )
 from dpone.contracts.documents._list import DELIVERY_LIST_SCHEMA_ID, DeliveryList, ListedDelivery
@@ -102,6 +103,7 @@ __all__ = [
     "ListedDelivery",
     "MutationSummary",
     "ObservationSummary",
+    "OperatorActionSummary",
     "PendingResult",
     "PendingSection",
     "PlanResult",
