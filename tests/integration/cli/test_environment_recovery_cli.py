@@ -86,7 +86,7 @@ OP = "op_v1_" + "a" * 64
                     Path("/srv/a")), "environment.secret_in_url", 9, "control_plane.journal"),
     ("control_plane:\n  journal: /srv/j.sqlite3\n  artifacts: /srv/a\n  artefacts: /srv/b\n",
      "schema.unknown_field", 11, "control_plane.artefacts"),
-])
+], ids=["password-in-userinfo", "password-in-query", "unknown-field"])
 @pytest.mark.parametrize("command", ["inspect", "resume", "list"])
 def test_an_environment_file_with_a_secret_or_an_unknown_field_exits_2_with_its_line(
         registry: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str, code: str,
