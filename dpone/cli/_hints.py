@@ -2,7 +2,9 @@
 
 A printed next command must open the same state the command that printed it used: it carries
 every locator (``--journal``, ``--artifacts``, ``--plans``, ``--environment``) that was not the
-default, each word shell-quoted (:func:`shlex.quote`), so it can be copied as it is. It never
+default, each word shell-quoted (:func:`shlex.quote`), so it can be copied as it is; when an
+environment file (``--environment NAME``) supplied a locator, it carries ``--environment NAME``
+instead of that locator. It never
 carries a secret: the password of a URL (``postgresql://user:***@host/db``, ``?password=***``)
 is replaced before anything is printed.
 """
@@ -22,11 +24,13 @@ from dpone.cli._inputs import DEFAULT_ARTIFACTS, DEFAULT_ENVIRONMENT, DEFAULT_JO
 REDACTED: Final = "***"
 _SECRET_QUERY = re.compile(r"(^|&)((?:ssl)?password)=[^&]*", re.IGNORECASE)
 
-Locator = Literal["environment", "journal", "artifacts", "plans"]
-_OPTIONS: Final[dict[Locator, str]] = {"environment": "--environment", "journal": "--journal",
-                                       "artifacts": "--artifacts", "plans": "--plans"}
-INSPECT: Final[tuple[Locator, ...]] = ("environment", "journal", "plans")
-RESUME: Final[tuple[Locator, ...]] = ("environment", "journal", "artifacts", "plans")
+Locator = Literal["environment", "registry", "journal", "artifacts", "plans"]
+_OPTIONS: Final[dict[Locator, str]] = {"environment": "--environment", "registry": "--registry",
+                                       "journal": "--journal", "artifacts": "--artifacts",
+                                       "plans": "--plans"}
+INSPECT: Final[tuple[Locator, ...]] = ("environment", "registry", "journal", "artifacts", "plans")
+RESUME: Final[tuple[Locator, ...]] = ("environment", "registry", "journal", "artifacts", "plans")
+LIST: Final[tuple[Locator, ...]] = ("environment", "registry", "journal")
 SEALING: Final[tuple[Locator, ...]] = ("artifacts", "plans")
 
 
@@ -50,12 +54,20 @@ def redact(value: str) -> str:
 
 @dataclass(frozen=True)
 class Locators:
-    """Where a command found its state, as given on its command line (or the defaults)."""
+    """Where a command found its state, as given on its command line (or the defaults).
+
+    With an environment file (``environment_file``), ``--environment NAME`` is always carried
+    and every locator the file ``supplied`` is left out: the printed command resolves it from
+    the same file. ``registry`` is the explicit ``--registry`` the file was found through.
+    """
 
     environment: str = DEFAULT_ENVIRONMENT
     journal: str = DEFAULT_JOURNAL
     artifacts: str = DEFAULT_ARTIFACTS
     plans: str = str(DEFAULT_PLANS)
+    registry: str | None = None
+    supplied: frozenset[Locator] = frozenset()
+    environment_file: bool = False
 
     @classmethod
     def given(cls, *, environment: str = DEFAULT_ENVIRONMENT, journal: str = DEFAULT_JOURNAL,
@@ -63,12 +75,17 @@ class Locators:
         return cls(environment, journal, artifacts, str(Path(plans)))
 
     def options(self, accepted: Sequence[Locator]) -> list[str]:
-        """The ``--option value`` words of every non-default locator ``accepted`` names."""
+        """The ``--option value`` words of every locator ``accepted`` names that is neither a
+        default nor supplied by the environment file."""
         default = Locators()
         words: list[str] = []
         for name in accepted:
-            if getattr(self, name) != getattr(default, name):
-                words += [_OPTIONS[name], getattr(self, name)]
+            value = getattr(self, name)
+            if name in self.supplied or value is None:
+                continue
+            if value != getattr(default, name) or (name == "environment"
+                                                    and self.environment_file):
+                words += [_OPTIONS[name], value]
         return words
 
 

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
+import getpass
 import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 from pydantic import ValidationError
@@ -26,7 +29,7 @@ from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.executor.seal import SealedBoundary, seal_boundary
 from dpone.journal.sqlite import SqliteJournal
-from dpone.plans import read_plan, write_plan
+from dpone.plans import read_plan, read_plan_bytes, read_published_plan, write_plan
 
 PLAN_DIGEST_PREFIX = "sha256:"
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
@@ -95,27 +98,93 @@ def boundary_options(command: _F) -> _F:
     return command
 
 
-def journal_options(plans_help: str) -> Callable[[_F], _F]:
-    """--operation-id, --environment and --journal, then --plans: for commands that read an
-    admitted delivery from the journal rather than a workload."""
+@dataclass(frozen=True)
+class ControlPlaneArgs:
+    """The locator options of a recovery command as given (None: not given); resolved with the
+    environment file by :func:`dpone.cli._environment.resolve_control_plane`."""
+
+    environment: str | None = None
+    registry: Path | None = None
+    journal: str | None = None
+    artifacts: str | None = None
+    plans: Path | None = None
+
+
+def control_plane_options(plans_help: str | None = None) -> Callable[[_F], _F]:
+    """--environment, --registry and --journal (with ``plans_help`` also --artifacts and
+    --plans), handed to the command as one ``control: ControlPlaneArgs`` argument."""
 
     def decorate(command: _F) -> _F:
+        @functools.wraps(command)
+        def wrapper(*args: Any, environment: str | None, registry: Path | None,
+                    journal_url: str | None, artifacts_url: str | None = None,
+                    plans: Path | None = None, **kwargs: Any) -> Any:
+            control = ControlPlaneArgs(environment, registry, journal_url, artifacts_url, plans)
+            return command(*args, control=control, **kwargs)
+
         options = [
-            click.option("--operation-id", "operation_id", required=True,
-                         help="A delivery (parent) id or one child's operation id."),
-            click.option("--environment", "environment_id", default=DEFAULT_ENVIRONMENT,
-                         show_default=True,
-                         help="The environment id the journal is scoped to (no workload is read)."),
-            click.option("--journal", "journal_url", default=DEFAULT_JOURNAL, show_default=True,
-                         help="Journal: a SQLite file (local development) or postgresql://... URL."),
-            click.option("--plans", "plans", type=click.Path(path_type=Path, file_okay=False),
-                         default=DEFAULT_PLANS, show_default=True, help=plans_help),
+            click.option("--environment", "environment", metavar="NAME",
+                         show_default=DEFAULT_ENVIRONMENT,
+                         help="An environment: its file environments/NAME.yaml names the "
+                              "journal, the artifact store and the plan store (and the "
+                              "environment id); without such a file, the environment id the "
+                              "journal is scoped to."),
+            click.option("--registry", "registry", type=click.Path(path_type=Path,
+                                                                   file_okay=False),
+                         help="Only to find environments/NAME.yaml (default: "
+                              "$DPONE_ENVIRONMENTS, else ./environments)."),
+            click.option("--journal", "journal_url", show_default=DEFAULT_JOURNAL,
+                         help="Journal: a SQLite file (local development) or postgresql://... "
+                              "URL."),
         ]
+        if plans_help is not None:
+            options += [
+                click.option("--artifacts", "artifacts_url", show_default=DEFAULT_ARTIFACTS,
+                             help="Artifact store holding the sealed payloads and the published "
+                                  "plans."),
+                click.option("--plans", "plans", type=click.Path(path_type=Path,
+                                                                 file_okay=False),
+                             show_default=str(DEFAULT_PLANS), help=plans_help),
+            ]
         for option in reversed(options):
-            command = option(command)
-        return command
+            wrapper = option(wrapper)
+        return cast(_F, wrapper)
 
     return decorate
+
+
+def journal_options(plans_help: str) -> Callable[[_F], _F]:
+    """--operation-id and the control-plane options (:func:`control_plane_options`): for
+    commands that read an admitted delivery from the journal rather than a workload."""
+
+    def decorate(command: _F) -> _F:
+        command = control_plane_options(plans_help)(command)
+        return click.option("--operation-id", "operation_id", required=True,
+                            help="A delivery (parent) id or one child's operation id.")(command)
+
+    return decorate
+
+
+def actor_option(command: _F) -> _F:
+    """--actor: who an audited operator action is recorded as (default: the OS user)."""
+    return click.option("--actor", "actor", default=None, metavar="NAME",
+                        help="Who this operator action is recorded as in the journal's audit "
+                             "trail (default: the OS user).")(command)
+
+
+def operator(actor: str | None) -> str:
+    """The actor of an operator action: ``--actor`` or the OS user."""
+    if actor is not None:
+        if not actor.strip() or len(actor) > 128:
+            raise DponeError(code="input.invalid_argument",
+                             message="--actor is a non-empty name of at most 128 characters")
+        return actor
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError) as error:
+        raise DponeError(code="input.invalid_argument",
+                         message="the OS user is unknown: name the operator with --actor") \
+            from error
 
 
 def sealed_boundary(plan: RestDeliveryPlan, plan_digest: str, registry: Path,
@@ -132,31 +201,62 @@ def sealed_boundary(plan: RestDeliveryPlan, plan_digest: str, registry: Path,
         progress.close()
 
 
-def load_plan(target: str, registry: Path, plans: Path, *,
-              persist: bool = False) -> tuple[RestDeliveryPlan, str]:
+@dataclass(frozen=True)
+class LoadedPlan:
+    """A plan, its digest and its canonical bytes (what a plan store and publication hold)."""
+
+    plan: RestDeliveryPlan
+    digest: str
+    canonical: bytes
+
+
+def read_target_plan(target: str, registry: Path, plans: Path, *,
+                     persist: bool = False) -> LoadedPlan:
     """A workload path compiles on the fly; ``sha256:<hex>`` reads a stored plan.
 
-    With ``persist`` a compiled plan is also stored create-if-absent under ``plans``: the
-    journal refers to it by digest, and recovery reads it from there.
+    With ``persist`` a compiled plan is also stored create-if-absent under ``plans``.
     """
     if target.startswith(PLAN_DIGEST_PREFIX):
-        return stored_plan(plans, target), target
+        data = read_plan_bytes(plans, target)
+        return LoadedPlan(_parsed(json.loads(data), target), target, data)
     compiled = compile_workload(Path(target), registry, workload_display=target,
                                 registry_display=str(registry))
     if persist:
         write_plan(plans, compiled.digest, compiled.canonical)
-    return compiled.plan, compiled.digest
+    return LoadedPlan(compiled.plan, compiled.digest, compiled.canonical)
 
 
-def stored_plan(plans: Path, digest: str) -> RestDeliveryPlan:
-    """The plan ``digest`` from the plan store ``plans`` (verified against its name)."""
-    document = read_plan(plans, digest)
+def load_plan(target: str, registry: Path, plans: Path, *,
+              persist: bool = False) -> tuple[RestDeliveryPlan, str]:
+    """:func:`read_target_plan` as ``(plan, digest)``."""
+    loaded = read_target_plan(target, registry, plans, persist=persist)
+    return loaded.plan, loaded.digest
+
+
+def _parsed(document: Any, digest: str) -> RestDeliveryPlan:
     try:
         return RestDeliveryPlan.model_validate_json(json.dumps(document))
     except ValidationError as error:
         raise DponeError(code="contract.schema_invalid",
                          message=f"plan {digest} is not a dpone.rest_delivery_plan.v1: "
                                  f"{error.error_count()} error(s)") from error
+
+
+def stored_plan(plans: Path, digest: str) -> RestDeliveryPlan:
+    """The plan ``digest`` from the plan store ``plans`` (verified against its name)."""
+    return _parsed(read_plan(plans, digest), digest)
+
+
+def recovery_plan(plans: Path, store: ImmutableArtifactPort, digest: str) -> RestDeliveryPlan:
+    """The plan a journal names, by its digest: from the plan store ``plans`` when it holds it,
+    else as `dpone deliver` published it into the artifact store; either copy is verified
+    against the digest (``plan.digest_mismatch``), ``plan.not_found`` when neither holds it."""
+    try:
+        return stored_plan(plans, digest)
+    except DponeError as error:
+        if error.code != "plan.not_found":
+            raise
+    return _parsed(read_published_plan(store, digest), digest)
 
 
 def parse_operation_id(operation_id: str) -> tuple[str, str | None]:

@@ -1,5 +1,6 @@
 """The offline compiler: bounded YAML, registry resolution, policy checks, static digests."""
 
 from dpone.compiler.compile import CompiledPlan, compile_workload
+from dpone.compiler.environment_file import load_environment
 
-__all__ = ["CompiledPlan", "compile_workload"]
+__all__ = ["CompiledPlan", "compile_workload", "load_environment"]

@@ -20,6 +20,7 @@ from dpone.compiler._registry import Registry
 from dpone.compiler._secrets import refuse_secret_values
 from dpone.compiler._validate import validate_document
 from dpone.compiler._yaml import LoadedDocument, YamlPath, load_yaml_file
+from dpone.compiler.environment_file import check_control_plane
 from dpone.contracts import DponeError, canonical_json, content_digest
 from dpone.contracts.binding import ConnectionBinding, EnvironmentDocument
 from dpone.contracts.mapping import PayloadMapping
@@ -174,8 +175,10 @@ def compile_workload(workload_path: Path, registry_root: Path, *,
     _expect_identity(bdoc, sink.connection_ref, binding.id, ("id",))
     edoc = _load_checked(registry, "environments", binding.environment_ref, bdoc,
                          ("environment_ref",), "environment")
-    environment = validate_document(EnvironmentDocument, edoc).identity()
-    _expect_identity(edoc, binding.environment_ref, environment.id, ("id",))
+    environment_file = validate_document(EnvironmentDocument, edoc)
+    _expect_identity(edoc, binding.environment_ref, environment_file.id, ("id",))
+    check_control_plane(environment_file, edoc)
+    environment = environment_file.identity()
     check_binding(binding, environment, bdoc)
 
     mdoc = _load_checked(registry, "mappings", sink.payload.mapping_ref, wdoc,

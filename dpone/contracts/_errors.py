@@ -216,6 +216,10 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
         retry=_R.RECONCILIATION_ONLY),
     _ce("plan.not_found", "Compile the plan with `dpone plan` first, or fix the digest."),
     _ce("plan.digest_mismatch", "The plan file was altered; recompile it."),
+    _ce("environment.secret_in_url", "Remove the password from the URL: the journal's password "
+        "comes from libpq (PGPASSWORD or ~/.pgpass), never from a control-plane file."),
+    _ce("environment.locator_conflict", "Drop the option: the environment file names where its "
+        "journal and artifacts live, or fix the file."),
 )
 
 ERROR_CATALOG: dict[str, ErrorSpec] = {spec.code: spec for spec in REST_DELIVERY_ERRORS + COMPILE_ERRORS}

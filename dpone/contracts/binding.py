@@ -17,8 +17,27 @@ CredentialRef = Annotated[str, Field(pattern=r"^(env:[A-Z][A-Z0-9_]{0,127}|file:
 HeaderName = Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9-]{0,63}$")]
 
 
+LocatorText = Annotated[str, Field(min_length=1, max_length=2048, pattern=r"^\S+$")]
+
+
+class ControlPlane(StrictModel):
+    """Where an environment's deliveries are recorded: what ``--environment NAME`` resolves.
+
+    ``journal`` is a SQLite file or a ``postgresql://`` URL without a password (libpq's
+    environment or ``~/.pgpass`` supplies it); ``artifacts`` is the artifact store (a directory,
+    ``file://`` or ``s3://`` URL) that also holds the published plans; ``plans`` an optional
+    local plan store searched first. Relative paths resolve against the current directory, like
+    the CLI's own defaults. Never part of a plan: moving a journal changes no plan digest.
+    """
+
+    journal: LocatorText
+    artifacts: LocatorText
+    plans: LocatorText | None = None
+
+
 class Environment(StrictModel):
-    """One control-plane environment: the inputs of operation_namespace and its tier."""
+    """One control-plane environment as a plan compiles it in: the inputs of
+    operation_namespace and its tier."""
 
     schema_id: Literal["dpone.environment.v1"] = Field(alias="schema")
     id: Name
@@ -59,14 +78,16 @@ class LeasePolicy(StrictModel):
 
 class EnvironmentDocument(Environment):
     """The environment file: the compiled identity (:class:`Environment`, the plan's snapshot)
-    plus runtime control-plane policy that is not part of any plan, such as its leases."""
+    plus the control plane that is never part of a plan: where its journal and artifacts live
+    (``control_plane``) and how long a run's leases last (``leases``)."""
 
+    control_plane: ControlPlane | None = None
     leases: LeasePolicy = LeasePolicy()
 
     def identity(self) -> Environment:
-        """The part a plan compiles in (changing lease policy changes no plan digest)."""
+        """The part a plan compiles in (moving a journal or tuning leases changes no plan)."""
         return Environment.model_validate(
-            self.model_dump(mode="json", by_alias=True, exclude={"leases"}))
+            self.model_dump(mode="json", by_alias=True, exclude={"control_plane", "leases"}))
 
 
 class RemoteIdentity(StrictModel):

@@ -279,3 +279,36 @@ class ReconcileRequest(StrictModel):
     next_check_after: dt.datetime | None = None
     error_code: str | None = None
     audit: dict[str, str | int] = {}
+
+
+OPERATOR_TRANSITION_PREFIX = "operator_"
+"""An operator action's audit row has the transition id ``operator_<command>``."""
+
+
+class OperatorActionRecord(StrictModel):
+    """One audited operator action to append: who ran which command on which operation, and
+    the operation's revision before and after it (``digests`` of the audit row hold
+    ``command``, ``before_revision``, ``after_revision`` and ``details``)."""
+
+    operation_id: str
+    command: Annotated[str, Field(pattern=r"^[a-z][a-z_]{0,63}$")]
+    actor: Annotated[str, Field(min_length=1, max_length=128)]
+    before_revision: NonNegative
+    after_revision: NonNegative
+    from_state: str | None = None
+    to_state: str | None = None
+    evidence_digest: Digest | None = None
+    reconciliation_id: str | None = None
+    details: dict[str, Any] = Field(default_factory=dict)
+    """JSON-safe facts the command adds (never a secret)."""
+
+    @property
+    def transition_id(self) -> str:
+        return OPERATOR_TRANSITION_PREFIX + self.command
+
+
+class OperatorAction(OperatorActionRecord):
+    """An audited operator action as the journal holds it: its audit id and journal time."""
+
+    audit_id: Annotated[int, Field(ge=1)]
+    at: dt.datetime

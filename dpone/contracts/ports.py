@@ -33,6 +33,8 @@ if TYPE_CHECKING:
         LeaseKindName,
         MutationGate,
         MutationGateStatus,
+        OperatorAction,
+        OperatorActionRecord,
         ParentAdmission,
         ParentOperation,
         ReconcileRequest,
@@ -101,6 +103,11 @@ class DeliveryJournalView(Protocol):
         first, each with its children grouped by state (one read, never a migration)."""
         ...
 
+    def list_operator_actions(self, operation_ids: Sequence[str]) -> Sequence[OperatorAction]:
+        """The audited operator actions (audit rows ``operator_<command>``) of these
+        operations, oldest first: the audit trail `dpone delivery inspect` shows."""
+        ...
+
     def journal_epoch(self, environment_id: str) -> int: ...
 
     def mutation_gate(self, environment_id: str) -> MutationGate: ...
@@ -132,6 +139,9 @@ class DeliveryJournalPort(DeliveryJournalView, Protocol):
     def renew_lease(self, lease: Lease, ttl_seconds: int) -> Lease:
         """A heartbeat: extend a lease its holder still holds to ``ttl_seconds`` from now by
         the journal clock (same token); ``journal.lease_lost`` once it expired or was taken."""
+
+    def record_operator_action(self, action: OperatorActionRecord) -> OperatorAction:
+        """Append one audit row ``operator_<command>`` (durably, in its own transaction)."""
         ...
 
     def plan_attempt(self, operation_id: str, lease: Lease) -> AttemptPlan: ...

@@ -25,6 +25,8 @@ from dpone.contracts.journal import (
     LeaseKindName,
     MutationGate,
     MutationGateStatus,
+    OperatorAction,
+    OperatorActionRecord,
     ParentAdmission,
     ParentOperation,
     ReconcileRequest,
@@ -32,6 +34,7 @@ from dpone.contracts.journal import (
     TransitionRequest,
 )
 from dpone.contracts.state import StateContract
+from dpone.journal import _operator as operator
 from dpone.journal._cas import audit
 from dpone.journal._environment import environment, stored_environment
 from dpone.journal._leases import acquire, admitted_lease_refusal, live_lease, renew
@@ -118,6 +121,9 @@ class JournalBase(ABC):
         return self._run(lambda tx: delivery_summaries(
             tx.codec, tx.all("list_deliveries", limit=limit)), "read")
 
+    def list_operator_actions(self, operation_ids: Sequence[str]) -> Sequence[OperatorAction]:
+        return self._run(lambda tx: operator.listed(tx, operation_ids), "read")
+
     def _environment_row(self, environment_id: str) -> EnvironmentRow | None:
         self._scoped(environment_id)
         return self._run(stored_environment, "read")
@@ -173,6 +179,9 @@ class JournalBase(ABC):
             raise DponeError(code="journal.illegal_transition", operation_id=lease.operation_id,
                              message=f"a lease TTL is 1..{MAX_LEASE_TTL_SECONDS} seconds")
         return self._run(lambda tx: renew(tx, lease, ttl_seconds), "write")
+
+    def record_operator_action(self, action: OperatorActionRecord) -> OperatorAction:
+        return self._run(lambda tx: operator.record(tx, action), "critical")
 
     def plan_attempt(self, operation_id: str, lease: Lease) -> AttemptPlan:
         return self._run(lambda tx: submit.plan_attempt(tx, operation_id, lease), "write")

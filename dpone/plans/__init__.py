@@ -9,7 +9,15 @@ from dpone.plans._planner import (
     limit_violations,
     plan_children,
 )
-from dpone.plans._store import plan_path, read_plan, write_plan
+from dpone.plans._store import (
+    plan_key,
+    plan_path,
+    publish_plan,
+    read_plan,
+    read_plan_bytes,
+    read_published_plan,
+    write_plan,
+)
 
 __all__ = [
     "FIXED_WIDTH_ALGORITHM_VERSION",
@@ -20,8 +28,12 @@ __all__ = [
     "fixed_width_children",
     "limit_violations",
     "plan_children",
+    "plan_key",
     "plan_path",
+    "publish_plan",
     "read_plan",
+    "read_plan_bytes",
+    "read_published_plan",
     "verify_coverage",
     "write_plan",
 ]

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from dpone.contracts import DponeError, Location, content_digest
+from dpone.contracts.ports import ArtifactRef, ImmutableArtifactPort
 
 
 def plan_path(root: Path, digest: str) -> Path:
@@ -60,8 +61,8 @@ def _write_new(path: Path, canonical: bytes) -> tuple[Path, bool]:
     return path, True
 
 
-def read_plan(root: Path, digest: str) -> dict[str, Any]:
-    """Read a plan by digest and verify its bytes against the name."""
+def read_plan_bytes(root: Path, digest: str) -> bytes:
+    """The canonical bytes of the plan ``digest`` under ``root``, verified against the name."""
     path = plan_path(root, digest)
     if not path.is_file():
         raise DponeError(code="plan.not_found", message=f"no plan {digest} under {root}",
@@ -76,5 +77,55 @@ def read_plan(root: Path, digest: str) -> dict[str, Any]:
     if content_digest(data) != digest:
         raise DponeError(code="plan.digest_mismatch", message=f"{path} does not hash to its name",
                          location=Location(file=str(path)))
+    return data
+
+
+def read_plan(root: Path, digest: str) -> dict[str, Any]:
+    """Read a plan by digest and verify its bytes against the name."""
+    document: dict[str, Any] = json.loads(read_plan_bytes(root, digest))
+    return document
+
+
+def plan_key(digest: str) -> str:
+    """The artifact key a plan is published under: ``plans/sha256/<hex>.json``."""
+    return f"plans/sha256/{digest.removeprefix('sha256:')}.json"
+
+
+def publish_plan(store: ImmutableArtifactPort, digest: str, canonical: bytes) -> ArtifactRef:
+    """Publish a plan into the artifact store, create-if-absent under its content address.
+
+    The same bytes already there are a no-op; other bytes under that key (an altered plan) are
+    ``plan.digest_mismatch`` and nothing is overwritten.
+    """
+    if content_digest(canonical) != digest:
+        raise DponeError(code="plan.digest_mismatch", message="plan bytes do not match the digest")
+    key = plan_key(digest)
+    try:
+        return store.put_bytes(key, canonical)
+    except DponeError as error:
+        if error.code != "artifact.conflict":
+            raise
+        raise DponeError(code="plan.digest_mismatch",
+                         message=f"the artifact store holds other bytes under {key} than the "
+                                 f"plan {digest}: the published plan was altered",
+                         details={"key": key, "plan_digest": digest}) from error
+
+
+def read_published_plan(store: ImmutableArtifactPort, digest: str) -> dict[str, Any]:
+    """The plan ``digest`` published in the artifact store, verified against its digest:
+    ``plan.not_found`` when it was never published, ``plan.digest_mismatch`` when altered."""
+    key = plan_key(digest)
+    try:
+        data = store.get_bytes(key)
+    except DponeError as error:
+        if error.code != "artifact.not_found":
+            raise
+        raise DponeError(code="plan.not_found",
+                         message=f"no plan {digest} published in the artifact store ({key})",
+                         details={"key": key}) from error
+    if content_digest(data) != digest:
+        raise DponeError(code="plan.digest_mismatch",
+                         message=f"the published plan {key} does not hash to its name: it was "
+                                 "altered", details={"key": key, "plan_digest": digest})
     document: dict[str, Any] = json.loads(data)
     return document

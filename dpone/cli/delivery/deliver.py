@@ -15,8 +15,8 @@ from dpone.cli._inputs import (
     DEFAULT_JOURNAL,
     boundary_options,
     close_quietly,
-    load_plan,
     open_existing_journal,
+    read_target_plan,
     sealed_boundary,
 )
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
@@ -24,7 +24,7 @@ from dpone.cli._seal_log import changed_since_seal
 from dpone.cli.delivery._delivery_result import DeliveryStopped, RunResult, emit_result
 from dpone.cli.delivery._delivery_run import SealedShape, StepPrinter, delivery_ports, holder
 from dpone.cli.delivery._report import child_rows
-from dpone.compiler.environment import lease_policy
+from dpone.compiler.environment_file import lease_policy
 from dpone.contracts import DponeError
 from dpone.contracts.documents import EmptyResult, Interval, SourceChange
 from dpone.contracts.journal import DeliveryJournalPort, DeliveryJournalView, ParentOperation
@@ -38,6 +38,7 @@ from dpone.executor.supervisor import (
     parent_admission,
     plan_tenancy,
 )
+from dpone.plans import publish_plan
 
 
 def _empty(plan: RestDeliveryPlan, topology: SealedTopology, fmt: str,
@@ -129,9 +130,11 @@ def deliver_command(target: str, registry: Path, interval_start: dt.datetime,
                     plans: Path, wait: bool, fmt: str) -> None:
     """Deliver [--interval-start, --interval-end) through the plan's operation profile.
 
-    Freezes and seals the boundary (create-if-absent), admits the whole child topology in one
-    journal transaction, then submits, observes, verifies and promotes each child. Running it
-    again resumes from the journal: nothing that may have reached the receiver is resent.
+    Publishes the plan into the artifact store (create-if-absent, by its digest: recovery
+    loads it from there), freezes and seals the boundary (create-if-absent), admits the whole
+    child topology in one journal transaction, then submits, observes, verifies and promotes
+    each child. Running it again resumes from the journal: nothing that may have reached the
+    receiver is resent.
     Once admitted, every outcome is a dpone.delivery_result.v1 summary (status completed,
     pending, blocked or stopped) with the delivery id and the next command.
     Exit 0 delivered or pending on a durable receipt, 2 invalid or intent conflict,
@@ -139,7 +142,8 @@ def deliver_command(target: str, registry: Path, interval_start: dt.datetime,
     """
 
     def body() -> int:
-        plan, plan_digest = load_plan(target, registry, plans, persist=True)
+        loaded = read_target_plan(target, registry, plans, persist=True)
+        plan, plan_digest = loaded.plan, loaded.digest
         check_profile(plan)
         environment = plan.environment.snapshot
         locators = Locators.given(environment=environment.environment_id, journal=journal_url,
@@ -147,6 +151,8 @@ def deliver_command(target: str, registry: Path, interval_start: dt.datetime,
         _refuse_held_leases(plan, plan_digest, journal_url,
                             (interval_start.date(), interval_end.date()))
         store = open_artifact_store(artifacts_url)
+        # Recovery on any machine loads the plan by digest from the artifact store.
+        publish_plan(store, plan_digest, loaded.canonical)
         topology = sealed_boundary(plan, plan_digest, registry, interval_start.date(),
                                    interval_end.date(), store).topology
         source_change = changed_since_seal(

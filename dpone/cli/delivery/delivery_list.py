@@ -14,11 +14,12 @@ from collections.abc import Sequence
 
 import click
 
+from dpone.cli._environment import resolve_control_plane
 from dpone.cli._hints import Locators, command, inspect_command, redact
 from dpone.cli._inputs import (
-    DEFAULT_ENVIRONMENT,
-    DEFAULT_JOURNAL,
+    ControlPlaneArgs,
     close_quietly,
+    control_plane_options,
     open_existing_journal,
 )
 from dpone.cli._output import FORMAT_OPTION, emit, run_guarded
@@ -82,27 +83,23 @@ def _document(summaries: Sequence[DeliverySummary], now: dt.datetime | None, jou
     )
 
 
-def _locators(document: DeliveryList) -> Locators:
-    """Where this listing read, for the commands it prints."""
-    return Locators.given(environment=document.environment_id, journal=document.journal)
-
-
-def _deliver_hint(document: DeliveryList) -> str:
+def _deliver_hint(locators: Locators) -> str:
     """The deliver command that writes this journal (it takes no ``--environment``)."""
     return command("deliver", "WORKLOAD", "--registry", "DIR", "--interval-start", "DATE",
-                   "--interval-end", "DATE", *_locators(document).options(("journal",)))
+                   "--interval-end", "DATE",
+                   *Locators.given(journal=locators.journal).options(("journal",)))
 
 
-def _text(document: DeliveryList) -> str:
+def _text(document: DeliveryList, locators: Locators) -> str:
     where = f"journal {document.journal} (environment {document.environment_id})"
     deliveries = document.deliveries
     wanted = " or ".join(document.statuses)
     if not document.journal_exists:
         return (f"no journal at {document.journal} yet: nothing has been delivered with it; "
-                f"`{_deliver_hint(document)}` creates it")
+                f"`{_deliver_hint(locators)}` creates it")
     if not deliveries:
         if document.scanned == 0:
-            return f"no deliveries in {where} yet; `{_deliver_hint(document)}` admits one"
+            return f"no deliveries in {where} yet; `{_deliver_hint(locators)}` admits one"
         return (f"no {wanted} deliveries among the {document.scanned} newest in {where}")
     rows: list[tuple[str, ...]] = []
     for entry in deliveries:
@@ -121,21 +118,18 @@ def _text(document: DeliveryList) -> str:
                      "older deliveries")
     first = next((e for e in deliveries if e.status == "blocked"),
                  next((e for e in deliveries if e.status != "completed"), deliveries[0]))
-    lines.append(f"  next: {inspect_command(first.parent_id, _locators(document))}")
+    lines.append(f"  next: {inspect_command(first.parent_id, locators)}")
     return "\n".join(lines)
 
 
 @click.command(name="list")
 @click.option("--status", "statuses", multiple=True, type=click.Choice(DELIVERY_STATUSES),
               help="Show only deliveries with this status (repeatable).")
-@click.option("--environment", "environment_id", default=DEFAULT_ENVIRONMENT, show_default=True,
-              help="The environment id the journal is scoped to.")
-@click.option("--journal", "journal_url", default=DEFAULT_JOURNAL, show_default=True,
-              help="Journal: a SQLite file (local development) or postgresql://... URL.")
+@control_plane_options()
 @click.option("--limit", "limit", type=click.IntRange(1, MAX_LIMIT), default=DEFAULT_LIMIT,
               show_default=True, help="Read at most this many of the newest deliveries.")
 @FORMAT_OPTION
-def list_command(statuses: tuple[str, ...], environment_id: str, journal_url: str, limit: int,
+def list_command(statuses: tuple[str, ...], control: ControlPlaneArgs, limit: int,
                  fmt: str) -> None:
     """List the deliveries in a journal, newest first (read-only).
 
@@ -144,6 +138,8 @@ def list_command(statuses: tuple[str, ...], environment_id: str, journal_url: st
     """
 
     def body() -> int:
+        plane = resolve_control_plane(control)
+        journal_url, environment_id = plane.journal, plane.environment_id
         try:
             journal = open_existing_journal(journal_url, environment_id=environment_id)
         except DponeError as error:
@@ -159,7 +155,7 @@ def list_command(statuses: tuple[str, ...], environment_id: str, journal_url: st
                 close_quietly(journal)
             document = _document(summaries, now, redact(journal_url), environment_id,
                                  statuses, limit)
-        emit(document, fmt, _text)
+        emit(document, fmt, lambda listing: _text(listing, plane.locators))
         return 0
 
     run_guarded(fmt, body)

@@ -3,30 +3,35 @@ resume` continues one: :mod:`dpone.cli.delivery.resume`).
 
 ``--operation-id`` takes a parent id (``op_v1_<hex>``) or a child id (``op_v1_<hex>_NNNN``).
 The report shows every outcome axis per child, the checkpoint frontier, artifact ids, the
-receipt's age and certified TTL horizon (when the plan is in the plan store), attempts, the
-machine-readable allowed next actions, and what verification rests on: counters only, or
-counters and a certified key echo in the poll answer. It never shows headers, credentials, payload rows or
-response bodies: only journal facts and bounded receipt scalars.
+receipt's age and certified TTL horizon (when the plan is in the plan store or published in the
+artifact store), attempts, the machine-readable allowed next actions, what verification rests
+on (counters only, or counters and a certified key echo in the poll answer), and the audit
+trail: every operator action recorded on the delivery and its children. It never shows
+headers, credentials, payload rows or response bodies: only journal facts and bounded receipt
+scalars.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import click
 
+from dpone.artifacts import open_artifact_store
+from dpone.cli._environment import ControlPlane, resolve_control_plane
 from dpone.cli._inputs import (
+    ControlPlaneArgs,
     close_quietly,
     journal_options,
     load_delivery,
     open_existing_journal,
     parse_operation_id,
-    stored_plan,
+    recovery_plan,
 )
 from dpone.cli._output import FORMAT_OPTION, emit, run_guarded
+from dpone.cli._table import text_table
 from dpone.cli.delivery._causes import likely_cause
 from dpone.cli.delivery._report import child_rows, render_table
 from dpone.cli.delivery._verification_basis import verification_basis, verification_text
@@ -40,6 +45,7 @@ from dpone.contracts.documents import (
     InspectedChild,
     Interval,
     ObservationSummary,
+    OperatorActionSummary,
 )
 from dpone.contracts.journal import ChildOperation, DeliveryJournalView, ParentOperation
 from dpone.contracts.plan import RestDeliveryPlan
@@ -49,11 +55,25 @@ from dpone.executor.supervisor import allowed_actions, finished
 MAX_SHOWN_OBSERVATIONS = 8
 
 
-def _plan(plans: Path, digest: str) -> RestDeliveryPlan | None:
+def _plan(plane: ControlPlane, digest: str) -> RestDeliveryPlan | None:
+    """The plan from the plan store, else as published in the artifact store; None when
+    neither gives a verified copy (inspection then shows journal facts only)."""
     try:
-        return stored_plan(plans, digest)
+        return recovery_plan(plane.plans, open_artifact_store(plane.artifacts), digest)
     except (DponeError, ValueError):
         return None
+
+
+def _actions(journal: DeliveryJournalView, parent: ParentOperation,
+             only: str | None) -> tuple[OperatorActionSummary, ...]:
+    """The audit trail of the delivery and its children (of ``only`` when one is named)."""
+    ids = [parent.parent_id, *(c.operation_id for c in parent.children
+                               if only is None or c.operation_id == only)]
+    return tuple(OperatorActionSummary(
+        audit_id=a.audit_id, operation_id=a.operation_id, command=a.command, actor=a.actor,
+        at=a.at, before_revision=a.before_revision, after_revision=a.after_revision,
+        from_state=a.from_state, to_state=a.to_state, evidence_digest=a.evidence_digest,
+        reconciliation_id=a.reconciliation_id) for a in journal.list_operator_actions(ids))
 
 
 def _receipt_clock(child: ChildOperation, attempts: Sequence[Mapping[str, Any]],
@@ -125,6 +145,7 @@ def _document(journal: DeliveryJournalView, parent: ParentOperation, only: str |
         journal_now=now,
         children=rows,
         verification=verification_basis(plan),
+        operator_actions=_actions(journal, parent, only),
         **located,
     )
 
@@ -171,8 +192,23 @@ def _text(document: DeliveryInspection) -> str:
             detail.append(f"    payload {child.payload_key}")
             detail.append(f"    allowed next actions: {', '.join(child.allowed_actions)}")
             lines += detail
+    lines += _trail_text(document)
     lines.append(f"next actions: {', '.join(document.next_actions) or 'none (complete)'}")
     return "\n".join(lines)
+
+
+def _trail_text(document: DeliveryInspection) -> list[str]:
+    """The audit trail as a small table: when (journal clock), who, what, on which operation."""
+    if not document.operator_actions:
+        return ["operator actions: none"]
+    ordinals = {child.operation_id: f"child {child.ordinal}" for child in document.children}
+    rows = [(a.at.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), a.actor, a.command,
+             ordinals.get(a.operation_id, "delivery"),
+             f"{a.before_revision}->{a.after_revision}",
+             f"{a.from_state or '-'} -> {a.to_state or '-'}", a.evidence_digest or "-")
+            for a in document.operator_actions]
+    header = ("at (journal)", "actor", "command", "on", "revision", "state", "evidence")
+    return ["operator actions:", text_table(header, rows, ()), ""]
 
 
 @click.group()
@@ -181,18 +217,20 @@ def delivery() -> None:
 
 
 @delivery.command()
-@journal_options("Plan store, for the profile's certified receipt TTL.")
+@journal_options("Plan store searched first for the plan (for the profile's certified receipt "
+                 "TTL); else the artifact store's published copy.")
 @FORMAT_OPTION
-def inspect(operation_id: str, environment_id: str, journal_url: str, plans: Path,
-            fmt: str) -> None:
-    """Show every axis, the frontier, artifact ids, receipt age and allowed next actions."""
+def inspect(operation_id: str, control: ControlPlaneArgs, fmt: str) -> None:
+    """Show every axis, the frontier, artifact ids, receipt age, allowed next actions and the
+    operator actions recorded (read-only: takes no lease, writes nothing)."""
 
     def body() -> int:
+        plane = resolve_control_plane(control)
         parent_id, only = parse_operation_id(operation_id)
-        journal = open_existing_journal(journal_url, environment_id=environment_id)
+        journal = open_existing_journal(plane.journal, environment_id=plane.environment_id)
         try:
             parent = load_delivery(journal, parent_id, only)
-            document = _document(journal, parent, only, _plan(plans, parent.plan_digest))
+            document = _document(journal, parent, only, _plan(plane, parent.plan_digest))
         finally:
             close_quietly(journal)
         emit(document, fmt, _text)

@@ -1,12 +1,15 @@
 """`dpone delivery resume`: continue an admitted delivery from the journal alone.
 
 Recovery never accepts an authoring manifest: the command reads only the journal, the plan the
-journal names (``plans/sha256/<hex>.json`` under ``--plans``) and each child's sealed
+journal names (``plans/sha256/<hex>.json`` under ``--plans``, else the copy `dpone deliver`
+published into the artifact store, verified against its digest) and each child's sealed
 ``dpone.rest_payload.v1`` document from the artifact store, and checks every document against
 the journal before anything else. Without ``--apply`` it is a read-only preview: each unfinished
 child's next action and what ``--apply`` would do; nothing is sent or written. With ``--apply``
 it drives the delivery exactly as `dpone deliver` does after admission (same summary, JSON
-document and exit codes); the credential resolves only when the first request is sent.
+document and exit codes) under the operator's authority (:mod:`._authority`: the delivery's
+operator lease and one ``operator_resume`` audit row); the credential resolves only when the
+first request is sent.
 """
 
 from __future__ import annotations
@@ -16,18 +19,22 @@ from pathlib import Path
 import click
 
 from dpone.artifacts import open_artifact_store
+from dpone.cli._environment import resolve_control_plane
 from dpone.cli._hints import Locators
 from dpone.cli._hints import resume_command as resume_hint
 from dpone.cli._inputs import (
-    DEFAULT_ARTIFACTS,
+    ControlPlaneArgs,
+    actor_option,
     close_quietly,
     journal_options,
     load_delivery,
     open_existing_journal,
+    operator,
     parse_operation_id,
-    stored_plan,
+    recovery_plan,
 )
 from dpone.cli._output import FORMAT_OPTION, emit, run_guarded
+from dpone.cli.delivery._authority import OperatorAuthority
 from dpone.cli.delivery._delivery_result import RunResult, emit_result, stopped
 from dpone.cli.delivery._delivery_run import SealedShape, StepPrinter, delivery_ports, holder
 from dpone.cli.delivery._report import child_rows, render_table
@@ -35,6 +42,7 @@ from dpone.contracts import ERROR_CATALOG, DponeError
 from dpone.contracts.documents import Interval, PreviewChild, ResumePreview
 from dpone.contracts.journal import ChildOperation, ParentOperation
 from dpone.contracts.plan import RestDeliveryPlan
+from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.executor.clock import SystemClock
 from dpone.executor.supervisor import (
     allowed_actions,
@@ -44,13 +52,15 @@ from dpone.executor.supervisor import (
     sealed_children,
 )
 
-_PLANS_HINT = ("Pass --plans DIR: the directory `dpone deliver --plans DIR` stored the plan in "
+_PLANS_HINT = ("Pass --environment NAME (its file names the artifact store `dpone deliver` "
+               "published the plan into), --artifacts URL of that store, or --plans DIR: the "
+               "directory `dpone deliver --plans DIR` stored the plan in "
                "(plans/sha256/<hex>.json). Recovery never recompiles a workload.")
 
 
-def _plan(plans: Path, parent: ParentOperation) -> RestDeliveryPlan:
+def _plan(plans: Path, store: ImmutableArtifactPort, parent: ParentOperation) -> RestDeliveryPlan:
     try:
-        plan = stored_plan(plans, parent.plan_digest)
+        plan = recovery_plan(plans, store, parent.plan_digest)
     except DponeError as error:
         if error.code == "plan.not_found":
             error.hint = _PLANS_HINT
@@ -141,52 +151,56 @@ def _preview_text(document: ResumePreview, locators: Locators) -> str:
 
 
 @click.command(name="resume")
-@journal_options("Plan store holding plans/sha256/<hex>.json (written by `dpone deliver`).")
-@click.option("--artifacts", "artifacts_url", default=DEFAULT_ARTIFACTS, show_default=True,
-              help="Artifact store holding the sealed payloads and their documents.")
+@journal_options("Plan store searched first for the plan (`dpone deliver --plans`); else the "
+                 "artifact store's published copy.")
+@actor_option
 @click.option("--wait/--no-wait", "wait", default=False, show_default=True,
               help="Keep observing asynchronous jobs in-process until every child is terminal.")
 @click.option("--apply", "apply", is_flag=True,
               help="Drive the delivery. Without it: a read-only preview.")
 @FORMAT_OPTION
-def resume_command(operation_id: str, environment_id: str, journal_url: str, artifacts_url: str,
-                   plans: Path, wait: bool, apply: bool, fmt: str) -> None:
+def resume_command(operation_id: str, control: ControlPlaneArgs, actor: str | None, wait: bool,
+                   apply: bool, fmt: str) -> None:
     """Continue an admitted delivery from its journal, stored plan and sealed payloads.
 
     Never reads a workload or the source: a changed source does not affect it. Every sealed
     payload document must match the journal (else REST_DELIVERY_INTENT_CONFLICT, nothing sent).
-    Without --apply: exit 0 and a preview of each unfinished child's next action. With --apply:
-    exit 0 delivered or pending, 2 invalid or intent conflict, 3 unavailable, 4 remote effect
-    unknown or partial, 5 proven terminal receiver failure.
+    Without --apply: exit 0 and a preview of each unfinished child's next action (no lease
+    taken, nothing written). With --apply: the operator (--actor, default the OS user) holds the
+    delivery's operator lease for the run and one operator_resume audit row records it; exit 0
+    delivered or pending, 2 invalid or intent conflict, 3 unavailable or another operator's
+    lease, 4 remote effect unknown or partial, 5 proven terminal receiver failure.
     """
 
     def body() -> int:
+        plane = resolve_control_plane(control)
         parent_id, child_id = parse_operation_id(operation_id)
-        store = open_artifact_store(artifacts_url)
-        journal = open_existing_journal(journal_url, environment_id=environment_id)
+        who = operator(actor) if apply else None
+        store = open_artifact_store(plane.artifacts)
+        journal = open_existing_journal(plane.journal, environment_id=plane.environment_id)
         try:
             parent = load_delivery(journal, parent_id, child_id)
-            plan = _plan(plans, parent)
+            plan = _plan(plane.plans, store, parent)
             sealed = sealed_children(parent, store)
         finally:
             close_quietly(journal)
         shape = SealedShape(parent.boundary_from, parent.boundary_to, sealed,
                             sum(child.descriptor.row_count for child in sealed))
-        locators = Locators.given(environment=environment_id, journal=journal_url,
-                                  artifacts=artifacts_url, plans=plans)
-        if not apply:
+        locators = plane.locators
+        if who is None:
             document = _preview(parent, plan, shape, wait)
             emit(document, fmt, lambda preview: _preview_text(preview, locators))
             return 0
-        with delivery_ports(plan, journal_url, environment_id=environment_id,
+        with delivery_ports(plan, plane.journal, environment_id=plane.environment_id,
                             announce=f"resuming delivery {parent_id}: {len(sealed)} child(ren)") as (
-                journal, transport):
+                journal, transport), OperatorAuthority(
+                    journal, parent_id, who, "resume", plane.leases):
             printer = StepPrinter(shape)
             result: RunResult
             try:
                 result = resume(plan, parent_id, sealed, journal, store, transport,
                                 holder=holder(), wait=wait, clock=SystemClock(),
-                                observer=printer, on_wait=printer.wait)
+                                observer=printer, on_wait=printer.wait, leases=plane.leases)
             except DponeError as error:
                 # The delivery is admitted: its summary reads the journal, whatever stopped it.
                 result = stopped(error, journal, parent_id)

@@ -46,6 +46,7 @@ from dpone.contracts.documents._inspection import (
     KeyEcho,
     LikelyCause,
     ObservationSummary,
+    OperatorActionSummary,
     VerificationBasis,
 )
 from dpone.contracts.documents._list import DELIVERY_LIST_SCHEMA_ID, DeliveryList, ListedDelivery
@@ -136,6 +137,7 @@ __all__ = [
     "MutationGateDocument",
     "MutationSummary",
     "ObservationSummary",
+    "OperatorActionSummary",
     "OperatorEvidence",
     "PendingResult",
     "PendingSection",

@@ -76,6 +76,24 @@ class VerificationBasis(Report):
     key_echo: KeyEcho | None
 
 
+class OperatorActionSummary(Report):
+    """One audited operator action on the delivery or one of its children (an audit row
+    ``operator_<command>``): who ran which command when (journal clock), and the revision of
+    the operation before and after it (a delivery's revision is the sum of its children's)."""
+
+    audit_id: int
+    operation_id: str
+    command: str
+    actor: str
+    at: Timestamp
+    before_revision: int
+    after_revision: int
+    from_state: str | None
+    to_state: str | None
+    evidence_digest: str | None
+    reconciliation_id: str | None
+
+
 class DeliveryInspection(Report):
     """``dpone delivery inspect --format json``. ``profile`` and ``authority`` appear when the
     plan is in the plan store."""
@@ -101,3 +119,6 @@ class DeliveryInspection(Report):
     profile: str | None = None
     authority: str | None = None
     verification: VerificationBasis
+    operator_actions: tuple[OperatorActionSummary, ...]
+    """The audit trail: every operator action on the delivery and its children, oldest
+    first."""

@@ -21,6 +21,7 @@ from dpone.executor.supervisor._actions import (
 from dpone.executor.supervisor._admission import parent_admission, plan_tenancy
 from dpone.executor.supervisor._context import RetryWait
 from dpone.executor.supervisor._deliver import check_profile, deliver, deliver_sync
+from dpone.executor.supervisor._heartbeat import Heartbeat
 from dpone.executor.supervisor._observe import echo_matches, expected_echo, phase_of
 from dpone.executor.supervisor._request import outbound_request, poll_request
 from dpone.executor.supervisor._results import (
@@ -40,6 +41,7 @@ __all__ = [
     "DeliveryCompleted",
     "DeliveryPending",
     "DeliveryResult",
+    "Heartbeat",
     "RetryWait",
     "allowed_actions",
     "awaits_operator",

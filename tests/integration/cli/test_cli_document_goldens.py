@@ -105,7 +105,8 @@ def _runs(dpone: Dpone, receiver: ReceiverThread, root: Path,
     parent_id = str(pending["parent_id"])
     yield "dpone.delivery_resume_preview.v1", _document(dpone.resume(parent_id, "--format",
                                                                      "json"))
-    _document(dpone.resume(parent_id, "--apply", "--wait", "--format", "json"))
+    _document(dpone.resume(parent_id, "--apply", "--wait", "--actor", "ops@example", "--format",
+                             "json"))
     yield "dpone.delivery_inspection.v1", _document(dpone.inspect(parent_id, "--format", "json"))
     monkeypatch.delenv(TOKEN_ENV)
     yield "dpone.delivery_result.v1-stopped", _document(

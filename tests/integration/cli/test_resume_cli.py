@@ -166,10 +166,26 @@ def test_a_document_of_another_intent_under_its_own_key_exits_2(
     assert receiver_requests(receiver) == before
 
 
+def test_without_the_plan_store_the_published_plan_is_read_from_the_artifact_store(
+        dpone: Dpone, receiver: ReceiverThread, tmp_path: Path) -> None:
+    parent_id, _ = _pending_async(dpone, receiver)
+    for plan in (dpone.state / "plans" / "sha256").glob("*.json"):
+        plan.unlink()
+
+    run = dpone.resume(parent_id, "--apply", "--wait", "--format", "json")
+
+    assert run.code == 0, run.out + run.err
+    assert run.json()["status"] == "completed"
+    assert posts(receiver) == 2
+
+
 def test_a_missing_plan_is_plan_not_found_with_a_hint_to_pass_plans(
         dpone: Dpone, receiver: ReceiverThread, tmp_path: Path) -> None:
     parent_id, _ = _pending_async(dpone, receiver)
     before = receiver_requests(receiver)
+    published = list((dpone.state / "artifacts" / "plans" / "sha256").glob("*.json"))
+    assert len(published) == 1  # `dpone deliver` published the plan into the artifact store
+    published[0].unlink()
 
     elsewhere = dpone("delivery", "resume", "--operation-id", parent_id, "--apply",
                       "--journal", str(dpone.state / "journal.sqlite3"),
@@ -183,7 +199,7 @@ def test_a_missing_plan_is_plan_not_found_with_a_hint_to_pass_plans(
         assert run.code == 2, run.out + run.err
         error = run.json()
         assert error["code"] == "plan.not_found"
-        assert "--plans" in error["hint"]
+        assert "--plans" in error["hint"] and "--environment" in error["hint"]
     assert receiver_requests(receiver) == before
 
 

@@ -187,7 +187,8 @@ def test_next_commands_open_the_custom_journal_artifacts_and_plans(
     assert "completed: " in completed.out
     inspect = _next(completed)
     assert inspect[:2] == ["delivery", "inspect"] and "--journal" in inspect
-    assert "--artifacts" not in inspect  # inspect takes no artifact store
+    # inspect reads the plan the artifact store holds when the plan store does not
+    assert inspect[inspect.index("--artifacts") + 1] == str(state / "artifacts")
     inspected = dpone(*inspect, "--format", "json")
     assert inspected.code == 0, inspected.out + inspected.err
     assert inspected.json()["complete"] is True

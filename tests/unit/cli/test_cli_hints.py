@@ -30,7 +30,23 @@ def test_every_non_default_locator_is_carried_and_quoted() -> None:
                       "--apply", "--wait"]
     assert inspect == ["dpone", "delivery", "inspect", "--operation-id", OP,
                        "--environment", "prod-eu", "--journal", "/srv/my journal.sqlite3",
-                       "--plans", "/srv/plans"]
+                       "--artifacts", "s3://bucket/pre fix", "--plans", "/srv/plans"]
+
+
+def test_an_environment_file_replaces_the_locators_it_supplies() -> None:
+    supplied = Locators("local-dev", "postgresql://db/journal", "s3://bucket/prefix", "/srv/plans",
+                        supplied=frozenset({"journal", "artifacts"}), environment_file=True)
+    through_registry = Locators("prod", "/srv/j.sqlite3", "s3://b/p", ".dpone",
+                                registry="/srv/registry",
+                                supplied=frozenset({"journal", "artifacts"}),
+                                environment_file=True)
+
+    assert shlex.split(resume_command(OP, supplied)) == [
+        "dpone", "delivery", "resume", "--operation-id", OP, "--environment", "local-dev",
+        "--plans", "/srv/plans", "--apply"]
+    assert shlex.split(inspect_command(OP, through_registry)) == [
+        "dpone", "delivery", "inspect", "--operation-id", OP, "--environment", "prod",
+        "--registry", "/srv/registry"]
 
 
 @pytest.mark.parametrize(("url", "shown"), [

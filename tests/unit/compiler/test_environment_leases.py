@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from dpone.compiler import compile_workload
-from dpone.compiler.environment import lease_policy
+from dpone.compiler.environment_file import lease_policy
 from dpone.contracts.binding import LeasePolicy
 from support.common import EXAMPLES
 

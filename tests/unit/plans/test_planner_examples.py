@@ -48,7 +48,8 @@ def test_public_api_is_pinned() -> None:
     assert sorted(dpone.plans.__all__) == [
         "FIXED_WIDTH_ALGORITHM_VERSION", "Measured", "ParentPlanDigestInputs", "SizeOracle",
         "child_plan_digest", "fixed_width_children", "limit_violations", "plan_children",
-        "plan_path", "read_plan", "verify_coverage", "write_plan"]
+        "plan_key", "plan_path", "publish_plan", "read_plan", "read_plan_bytes",
+        "read_published_plan", "verify_coverage", "write_plan"]
 
 
 def _widest_safe_fixed_width(days: list[DaySlice], total: int, sizes: list[int],

@@ -368,3 +368,23 @@ SELECT reconciliation_id, evidence_digest FROM rest_delivery_audit
 SELECT transition_id FROM rest_delivery_audit
  WHERE operation_id = %(operation_id)s AND environment_id = %(environment_id)s
    AND revision = %(revision)s;
+
+-- name: list_operator_actions
+-- The audited operator actions (transition ids operator_<command>) of some operations, oldest
+-- first.
+SELECT audit_id, operation_id, transition_id, actor, from_state, to_state, revision,
+       reconciliation_id, evidence_digest, digests, at
+  FROM rest_delivery_audit
+ WHERE environment_id = %(environment_id)s AND operation_id = ANY(%(operation_ids)s)
+   AND substr(transition_id, 1, 9) = 'operator_'
+ ORDER BY audit_id;
+
+-- name: insert_operator_audit
+-- insert_audit of one operator action, returning its audit id and journal time.
+INSERT INTO rest_delivery_audit (
+    environment_id, operation_namespace, tenant_id, actor, operation_id, transition_id,
+    from_state, to_state, revision, reconciliation_id, evidence_digest, digests)
+VALUES (%(environment_id)s, %(operation_namespace)s, %(tenant_id)s, %(actor)s,
+        %(operation_id)s, %(transition_id)s, %(from_state)s, %(to_state)s, %(revision)s,
+        %(reconciliation_id)s, %(evidence_digest)s, %(digests)s)
+RETURNING audit_id, at;

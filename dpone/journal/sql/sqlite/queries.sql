@@ -329,3 +329,24 @@ SELECT reconciliation_id, evidence_digest FROM rest_delivery_audit
 SELECT transition_id FROM rest_delivery_audit
  WHERE operation_id = :operation_id AND environment_id = :environment_id
    AND revision = :revision;
+
+-- name: list_operator_actions
+-- The audited operator actions (transition ids operator_<command>) of some operations, oldest
+-- first.
+SELECT audit_id, operation_id, transition_id, actor, from_state, to_state, revision,
+       reconciliation_id, evidence_digest, digests, at
+  FROM rest_delivery_audit
+ WHERE environment_id = :environment_id
+   AND operation_id IN (SELECT value FROM json_each(:operation_ids))
+   AND substr(transition_id, 1, 9) = 'operator_'
+ ORDER BY audit_id;
+
+-- name: insert_operator_audit
+-- insert_audit of one operator action, returning its audit id and journal time.
+INSERT INTO rest_delivery_audit (
+    environment_id, operation_namespace, tenant_id, actor, operation_id, transition_id,
+    from_state, to_state, revision, reconciliation_id, evidence_digest, digests)
+VALUES (:environment_id, :operation_namespace, :tenant_id, :actor, :operation_id,
+        :transition_id, :from_state, :to_state, :revision, :reconciliation_id,
+        :evidence_digest, :digests)
+RETURNING audit_id, at;
