@@ -12,7 +12,6 @@ stays unknown or partial, 2 or 4 when the proof contradicts the durable facts (n
 
 from __future__ import annotations
 
-import getpass
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,17 +21,20 @@ import click
 from pydantic import ValidationError
 
 from dpone.artifacts import open_artifact_store
-from dpone.cli._hints import Locators, inspect_command, resume_command
+from dpone.cli._environment import ControlPlane, resolve_control_plane
+from dpone.cli._hints import inspect_command, resume_command
 from dpone.cli._hints import reconcile_command as reconcile_hint
 from dpone.cli._inputs import (
-    DEFAULT_ARTIFACTS,
+    ControlPlaneArgs,
+    actor_option,
     close_quietly,
     journal_options,
     load_delivery,
     open_existing_journal,
     open_journal,
+    operator,
     parse_operation_id,
-    stored_plan,
+    recovery_plan,
 )
 from dpone.cli._output import FORMAT_OPTION, emit, run_guarded
 from dpone.cli.delivery._delivery_run import LazyTransport, holder
@@ -136,10 +138,8 @@ def _text(document: ReconcileResult) -> str:
 
 
 @click.command(name="reconcile")
-@journal_options("Plan store holding plans/sha256/<hex>.json (written by `dpone deliver`).")
-@click.option("--artifacts", "artifacts_url", default=DEFAULT_ARTIFACTS, show_default=True,
-              help="Artifact store holding the sealed payloads; the reconciliation is written "
-                   "there.")
+@journal_options("Plan store holding plans/sha256/<hex>.json (written by `dpone deliver`); "
+                 "without it, the plan `dpone deliver` published into the artifact store.")
 @click.option("--receipt-id", "receipt_id", default=None,
               help="A receipt (job id) found in the receiver's console: polled read-only.")
 @click.option("--evidence", "evidence_path", default=None,
@@ -149,13 +149,12 @@ def _text(document: ReconcileResult) -> str:
               help="Guard: the plan digest the delivery must have been planned under.")
 @click.option("--expected-profile-contract-digest", "profile_digest", default=None,
               help="Guard: the operation profile contract digest the delivery must carry.")
-@click.option("--actor", "actor", default=None,
-              help="Who reconciles, for the audit row (default: the OS user).")
+@actor_option
 @click.option("--apply", "apply", is_flag=True,
               help="Record the proof. Without it: a read-only preview.")
 @FORMAT_OPTION
-def reconcile_command(operation_id: str, environment_id: str, journal_url: str, plans: Path,
-                      artifacts_url: str, receipt_id: str | None, evidence_path: Path | None,
+def reconcile_command(operation_id: str, control: ControlPlaneArgs,
+                      receipt_id: str | None, evidence_path: Path | None,
                       release_digest: str | None, profile_digest: str | None,
                       actor: str | None, apply: bool, fmt: str) -> None:
     """Prove one child's unknown or partial remote effect and record it (audited).
@@ -170,11 +169,12 @@ def reconcile_command(operation_id: str, environment_id: str, journal_url: str, 
         if (receipt_id is None) == (evidence_path is None):
             raise DponeError(code="reconcile.proof_required",
                              message="give exactly one proof: --receipt-id or --evidence")
+        plane = resolve_control_plane(control)
         parent_id, child_id = parse_operation_id(operation_id)
+        who = operator(actor)
         evidence = read_evidence(evidence_path) if evidence_path is not None else None
-        store = open_artifact_store(artifacts_url)
-        parent, child, plan, sealed = _load(journal_url, environment_id, plans, store,
-                                            parent_id, child_id)
+        store = open_artifact_store(plane.artifacts)
+        parent, child, plan, sealed = _load(plane, store, parent_id, child_id)
         _guards(plan, parent, release_digest, profile_digest)
         contract = load_state_contract()
         if reconcilable(contract, child) is None:
@@ -185,8 +185,7 @@ def reconcile_command(operation_id: str, environment_id: str, journal_url: str, 
                  else _poll(plan, child, sealed, str(receipt_id)))
         resolved = resolution(contract, child, proof.effect)
         document = reconciliation(plan, parent, child, proof, resolved)
-        locators = Locators.given(environment=environment_id, journal=journal_url,
-                                  artifacts=artifacts_url, plans=plans)
+        locators = plane.locators
         result = ReconcileResult(
             applied=False, parent_id=parent_id, operation_id=child.operation_id,
             ordinal=child.ordinal, delivery_key=child.delivery_key,
@@ -203,11 +202,11 @@ def reconcile_command(operation_id: str, environment_id: str, journal_url: str, 
                 else ["--evidence", str(evidence_path)])),
             exit_code=_RECORDED_EXIT[proof.effect])
         if apply:
-            writer = open_journal(journal_url, environment_id=environment_id,
+            writer = open_journal(plane.journal, environment_id=plane.environment_id,
                                   tier=plan.environment.snapshot.tier)
             try:
                 updated, stored = record(writer, store, document, proof, resolved,
-                                         actor=actor or getpass.getuser(), holder=holder())
+                                         actor=who, holder=holder())
             finally:
                 close_quietly(writer)
             result = result.model_copy(update={
@@ -225,16 +224,17 @@ def reconcile_command(operation_id: str, environment_id: str, journal_url: str, 
     run_guarded(fmt, body)
 
 
-def _load(journal_url: str, environment_id: str, plans: Path, store: ImmutableArtifactPort,
-          parent_id: str, child_id: str | None) -> tuple[ParentOperation, ChildOperation,
-                                                         RestDeliveryPlan, SealedChild]:
-    """The delivery, the child, its stored plan and its sealed form (checked against the
-    journal), read without writing anything."""
-    journal = open_existing_journal(journal_url, environment_id=environment_id)
+def _load(plane: ControlPlane, store: ImmutableArtifactPort, parent_id: str,
+          child_id: str | None) -> tuple[ParentOperation, ChildOperation, RestDeliveryPlan,
+                                         SealedChild]:
+    """The delivery, the child, its plan (the plan store, else the copy published into the
+    artifact store) and its sealed form (checked against the journal), read without writing
+    anything."""
+    journal = open_existing_journal(plane.journal, environment_id=plane.environment_id)
     try:
         parent = load_delivery(journal, parent_id, child_id)
         child = _child(parent, parent_id, child_id)
-        plan = stored_plan(plans, parent.plan_digest)
+        plan = recovery_plan(plane.plans, store, parent.plan_digest)
         check_profile(plan)
         sealed = next(s for s in sealed_children(parent, store)
                       if s.descriptor.ordinal == child.ordinal)
