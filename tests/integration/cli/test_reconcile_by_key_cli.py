@@ -11,6 +11,7 @@ proofs. Every lookup is a read: the receiver's ledger shows no mutation from it.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -224,3 +225,57 @@ def test_without_a_certified_lookup_no_flags_names_the_three_ways(
     assert error["code"] == "reconcile.proof_required"
     assert all(way in error["message"] for way in ("query by key", "--receipt-id", "--evidence"))
     assert _journal_state(dpone, parent_id) == before
+
+
+def _plant_orphan_marker(dpone: Dpone, first_child: str, child_id: str) -> str:
+    """A marker of an older journal epoch at ``child_id``'s first attempt key: what a journal
+    restore leaves when a request was announced that the restored journal forgot."""
+    [first] = (dpone.state / "artifacts" / "markers").glob(f"*/{first_child}/1.json")
+    marker = json.loads(first.read_text(encoding="utf-8"))
+    marker.update(operation_id=child_id, journal_epoch=marker["journal_epoch"] + 7,
+                  child_ordinal=marker["child_ordinal"] + 1)
+    orphan = first.parent.parent / child_id / "1.json"
+    orphan.parent.mkdir(parents=True)
+    orphan.write_text(json.dumps(marker, sort_keys=True), encoding="utf-8")
+    return str(orphan.relative_to(dpone.state / "artifacts"))
+
+
+def test_an_orphan_marker_of_an_older_epoch_stops_unknown_then_reconciles_and_resubmits(
+        dpone: Dpone, registry: Path, receiver: ReceiverThread) -> None:
+    _bare_duplicate(registry)
+    _single_attempt(registry)
+    _short_horizon(registry)
+    receiver.state.faults.install([DROP_ASYNC])
+    parent_id, first = _blocked_child(
+        dpone.deliver("measurements_async", TWO_ASYNC_CHILDREN, "--format", "json"))
+    second = first.removesuffix("_0001") + "_0002"
+    orphan_key = _plant_orphan_marker(dpone, first, second)
+    assert _reconcile(dpone, first, "--apply", "--format", "json").code == 0
+    submits = posts(receiver)
+
+    stopped = dpone.resume(parent_id, "--apply", "--wait", "--format", "json")
+
+    assert stopped.code == 4, stopped.out + stopped.err
+    blocked = stopped.json()["blocked"]
+    assert (blocked["code"], blocked["operation_id"]) == (
+        "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN", second)
+    assert blocked["evidence"]["orphan_marker_key"] == orphan_key
+    assert blocked["evidence"]["attempt_ordinal"] == 1
+    assert "reconcile_delivery_key" in blocked["allowed_actions"]
+    assert posts(receiver) == submits  # nothing was sent under the orphan's ordinal
+    assert stopped.json()["next_command"].startswith(
+        f"dpone delivery reconcile --operation-id {second} ")
+    _wait_for_journal_clock(dpone, _latest_attempt(dpone, second) + dt.timedelta(seconds=3))
+
+    proven = _reconcile(dpone, second, "--apply", "--format", "json")
+
+    assert proven.code == 0, proven.out + proven.err
+    assert proven.json()["effect"] == "not_applied"
+    resumed = dpone.resume(parent_id, "--apply", "--wait", "--format", "json")
+    assert resumed.code == 0, resumed.out + resumed.err
+    assert resumed.json()["status"] == "completed"
+    child = next(c for c in resumed.json()["children"] if c["operation_id"] == second)
+    assert child["attempt_ordinal"] == 2  # the orphan's ordinal is never planned again
+    ledger = receiver.state.ledger.snapshot()
+    assert ledger["duplicate_mutations"] == 0
+    assert all(count == 1 for count in _mutations_by_key(receiver).values())
