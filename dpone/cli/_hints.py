@@ -16,12 +16,17 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from typing import Final, Literal, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from dpone.cli._inputs import DEFAULT_ARTIFACTS, DEFAULT_ENVIRONMENT, DEFAULT_JOURNAL, DEFAULT_PLANS
+from dpone.contracts.plan import RestDeliveryPlan
 
 REDACTED: Final = "***"
+RECONCILE_ACTION: Final = "reconcile_delivery_key"
+"""The allowed action a ``dpone delivery reconcile`` command carries out."""
+JOB_ID: Final = "JOB_ID"
+EVIDENCE_FILE: Final = "FILE"
 _SECRET_QUERY = re.compile(r"(^|&)((?:ssl)?password)=[^&]*", re.IGNORECASE)
 
 Locator = Literal["environment", "registry", "journal", "artifacts", "plans"]
@@ -112,3 +117,64 @@ def reconcile_command(operation_id: str, locators: Locators, *proof: str,
     ``--evidence FILE``): what the ``reconcile_delivery_key`` action runs."""
     return command("delivery", "reconcile", "--operation-id", operation_id,
                    *locators.options(RESUME), *proof, *(["--apply"] if apply else []))
+
+
+@dataclass(frozen=True)
+class ProofWays:
+    """How a child of one plan can be reconciled: by the profile's certified query by key (no
+    proof flag), by a receipt the operator finds (asynchronous jobs), or by attested evidence
+    (always). Without the plan (not in the plan store) both flags are offered."""
+
+    key_query: bool = False
+    receipt: bool = True
+
+    @classmethod
+    def of(cls, plan: RestDeliveryPlan | None) -> ProofWays:
+        if plan is None:
+            return cls()
+        profile = plan.profile.snapshot
+        return cls(key_query=profile.acknowledgement.query_by_key is not None,
+                   receipt=profile.protocol_family == "async_bulk_job")
+
+
+def reconcile_choices(operation_id: str, locators: Locators, ways: ProofWays) -> tuple[str, ...]:
+    """The ``reconcile`` commands of one child: the one to run as printed (a certified query
+    by key), else one per proof with a placeholder (``JOB_ID``, ``FILE``) to fill in."""
+    if ways.key_query:
+        return (reconcile_command(operation_id, locators),)
+    return (*([reconcile_command(operation_id, locators, "--receipt-id", JOB_ID)]
+              if ways.receipt else []),
+            reconcile_command(operation_id, locators, "--evidence", EVIDENCE_FILE))
+
+
+def reconcile_text(operation_id: str, label: str, locators: Locators,
+                   ways: ProofWays) -> list[str]:
+    """Text lines naming the ``reconcile`` command(s) of one child (``label``: ``child 1``):
+    the command as printed, or each choice with what to fill in."""
+    choices = reconcile_choices(operation_id, locators, ways)
+    if ways.key_query:
+        return [f"reconcile {label}: {choices[0]}"]
+    notes = {JOB_ID: "JOB_ID: the job found in the receiver's console under the child's key",
+             EVIDENCE_FILE: "FILE: a dpone.operator_evidence.v1 document you attest"}
+    lines = [f"reconcile {label} with{' one of' if len(choices) > 1 else ''}:"]
+    for choice in choices:
+        placeholder = JOB_ID if f"--receipt-id {JOB_ID}" in choice else EVIDENCE_FILE
+        lines += [f"  {choice}", f"    ({notes[placeholder]})"]
+    return lines
+
+
+class _Actionable(Protocol):
+    @property
+    def operation_id(self) -> str: ...
+    @property
+    def ordinal(self) -> int: ...
+    @property
+    def allowed_actions(self) -> tuple[str, ...]: ...
+
+
+def reconcile_lines(children: Sequence[_Actionable], locators: Locators,
+                    ways: ProofWays) -> list[str]:
+    """The ``reconcile`` command lines of every child whose allowed actions include it."""
+    return [line for child in children if RECONCILE_ACTION in child.allowed_actions
+            for line in reconcile_text(child.operation_id, f"child {child.ordinal}", locators,
+                                       ways)]

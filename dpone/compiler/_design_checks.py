@@ -191,6 +191,16 @@ def is_receipt_found_running(edge: Edge, src: dict[str, str], dst: dict[str, str
             and {"receipt_persisted", "read_only_receiver_evidence"} <= set(edge.get("requires")))
 
 
+def is_orphan_marker_consumed(edge: Edge, src: dict[str, str], dst: dict[str, str]) -> bool:
+    """The mutation lease found the next attempt's MAY_ATTEMPT marker key holding a marker of
+    another journal epoch: the orphan's ordinal is consumed (never planned again) and the
+    effect becomes UNKNOWN, so only a reconciliation can lead to a new attempt."""
+    return (edge.automatic and edge.lease == "mutation"
+            and src["execution_state"] in {"SEALED", "RETRY_WAIT"}
+            and dst["execution_state"] == "FINALIZED" and dst["remote_effect"] == "UNKNOWN"
+            and "orphan_marker_found" in edge.get("requires"))
+
+
 def check_terminal_closure(m: Model) -> Iterator[Finding]:
     for name, path in m.tuple_paths.items():
         if name in m.terminal:
@@ -387,15 +397,17 @@ def check_monotonic(m: Model) -> Iterator[Finding]:
                 yield (f"{edge.id}: advances {name!r}, which is not an explicitly advanced "
                        "increment_by_one field", (*edge.path, "advances"))
         required = {
-            "attempt_ordinal": dst["execution_state"] == "SUBMITTING",
+            "attempt_ordinal": (dst["execution_state"] == "SUBMITTING"
+                                or is_orphan_marker_consumed(edge, src, dst)),
             "observation_ordinal": edge.kind == "observation",
             "checkpoint_frontier": _is_promotion(src, dst),
         }
         for name, needed in required.items():
             if needed != (name in adv):
-                yield (f"{edge.id}: {name} must advance exactly on "
-                       f"{'entering SUBMITTING' if name == 'attempt_ordinal' else name}"
-                       " transitions", (*edge.path, "advances"))
+                where = ("entering SUBMITTING (or consuming an orphan marker)"
+                         if name == "attempt_ordinal" else name)
+                yield (f"{edge.id}: {name} must advance exactly on {where} transitions",
+                       (*edge.path, "advances"))
     for name, rule in rules.items():
         if rule == "increment_by_one" and name != "journal_revision" and name not in advanced:
             yield f"monotonic field {name!r} is never advanced", ("monotonic_fields",)

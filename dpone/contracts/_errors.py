@@ -205,8 +205,19 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
         "inspect` shows, or reconcile the delivery you meant."),
     _ce("reconcile.not_reconcilable", "Only a child whose effect is unknown or partial is "
         "reconciled: inspect the delivery and follow its allowed actions."),
-    _ce("reconcile.proof_required", "Give the proof: --receipt-id R (the job you found in the "
-        "receiver's console) or --evidence FILE (a dpone.operator_evidence.v1 document)."),
+    _ce("reconcile.proof_required", "Give one proof: --receipt-id R (the job you found in the "
+        "receiver's console) or --evidence FILE (a dpone.operator_evidence.v1 document); with "
+        "neither, reconcile queries the receiver by key, which needs a profile that certifies "
+        "acknowledgement.query_by_key."),
+    _ce("reconcile.absence_unproven", "The receiver holds nothing under the child's key, but "
+        "that proves \"not applied\" only where the profile certifies absence and only after "
+        "its receipt TTL plus skew margin: reconcile again from proof_possible_at, or prove the "
+        "effect with --receipt-id R or --evidence FILE; nothing was recorded.", exit_class=4,
+        retry=_R.RECONCILIATION_ONLY),
+    _ce("reconcile.key_query_unclassified", "The receiver answered the query by key with a "
+        "status or body the profile does not classify: inspect the receiver, or prove the "
+        "effect with --receipt-id R or --evidence FILE; nothing was recorded.", exit_class=4,
+        retry=_R.RECONCILIATION_ONLY),
     _ce("reconcile.key_mismatch", "The receipt names the job of another delivery key: find the "
         "job whose key is this child's (`dpone delivery inspect` shows it) and reconcile again; "
         "nothing was recorded.", exit_class=4, retry=_R.RECONCILIATION_ONLY),

@@ -105,6 +105,8 @@ class Transition(StrEnum):
     SUBMITTING_REJECTED_BEFORE_EFFECT = "submitting_rejected_before_effect"
     RETRY_WAIT_DUE = "retry_wait_due"
     RETRY_WAIT_BUDGET_EXHAUSTED = "retry_wait_budget_exhausted"
+    SEALED_ORPHAN_MARKER_FOUND = "sealed_orphan_marker_found"
+    RETRY_WAIT_ORPHAN_MARKER_FOUND = "retry_wait_orphan_marker_found"
     RECONCILED_NOT_ACCEPTED_NONE_RESUBMIT = "reconciled_not_accepted_none_resubmit"
     RECONCILED_ACCEPTED_NONE_RESUBMIT = "reconciled_accepted_none_resubmit"
     RECONCILED_FAILED_NONE_RESUBMIT = "reconciled_failed_none_resubmit"

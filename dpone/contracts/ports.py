@@ -160,6 +160,15 @@ class DeliveryJournalPort(DeliveryJournalView, Protocol):
         """
         ...
 
+    def record_orphan_marker(self, attempt: AttemptPlan, orphan_digest: str, lease: Lease,
+                             expected_revision: int) -> ChildOperation:
+        """The planned ``attempt``'s marker key already holds another marker (``orphan_digest``,
+        planned in another journal epoch): one critical transaction finalizes the SEALED or
+        RETRY_WAIT child with an UNKNOWN effect (``*_orphan_marker_found``), consumes the
+        orphan's attempt ordinal and records it as an attempt row. Nothing is ever sent under
+        that ordinal; only a reconciliation proves the effect."""
+        ...
+
     def transition(self, request: TransitionRequest, lease: Lease) -> ChildOperation: ...
 
     def reconcile(self, request: ReconcileRequest, lease: Lease) -> ChildOperation:

@@ -41,7 +41,7 @@ from dpone.journal._leases import acquire, admitted_lease_refusal, live_lease, r
 from dpone.journal._lookup import parent_operation, require_child
 from dpone.journal._models import attempt_view, child_model, delivery_summaries, observation_view
 from dpone.journal._rows import EnvironmentRow, ParentRow, gate_status
-from dpone.journal._tx import admit, promote, reconcile, repair, submit, transition
+from dpone.journal._tx import admit, orphan, promote, reconcile, repair, submit, transition
 from dpone.journal._unit import UnitOfWork
 
 _T = TypeVar("_T")
@@ -192,6 +192,12 @@ class JournalBase(ABC):
         return self._run(lambda tx: submit.enter_submitting(
             tx, contract, attempt, marker_digest, lease, expected_revision,
             fenced_replay=fenced_replay), "critical")
+
+    def record_orphan_marker(self, attempt: AttemptPlan, orphan_digest: str, lease: Lease,
+                             expected_revision: int) -> ChildOperation:
+        contract = self.contract
+        return self._run(lambda tx: orphan.record_orphan_marker(
+            tx, contract, attempt, orphan_digest, lease, expected_revision), "critical")
 
     def transition(self, request: TransitionRequest, lease: Lease) -> ChildOperation:
         contract = self.contract

@@ -12,7 +12,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from dpone.cli._hints import Locators, inspect_command, resume_command
+from dpone.cli._hints import (
+    RECONCILE_ACTION,
+    Locators,
+    ProofWays,
+    inspect_command,
+    reconcile_choices,
+    reconcile_text,
+    resume_command,
+)
 from dpone.cli._output import emit
 from dpone.cli.delivery._delivery_run import SealedShape
 from dpone.cli.delivery._report import empty_note, render_table
@@ -70,8 +78,11 @@ def stopped(error: DponeError, journal: DeliveryJournalView, parent_id: str) -> 
     return DeliveryStopped.of(error, parent)
 
 
-def next_command(result: RunResult, locators: Locators, *, wait: bool) -> str:
-    """The one command to run next, carrying every non-default locator of this run."""
+def next_command(result: RunResult, locators: Locators, *, wait: bool,
+                 ways: ProofWays | None = None) -> str:
+    """The one command to run next, carrying every non-default locator of this run: for a
+    child to reconcile, the ``reconcile`` command when it needs no proof to fill in (the
+    profile's certified query by key), else ``inspect`` (the text names the choices)."""
     if isinstance(result, DeliveryPending):
         return resume_command(result.parent_id, locators, wait=True)
     if isinstance(result, DeliveryStopped) and result.resumable:
@@ -84,8 +95,18 @@ def next_command(result: RunResult, locators: Locators, *, wait: bool) -> str:
             Retryability.AFTER_FIX, Retryability.WHEN_AVAILABLE):
         return resume_command(result.parent_id, locators, wait=wait)  # once its cause is fixed
     if isinstance(result, DeliveryBlocked):
+        reconcile = _reconcile_choices(result, locators, ways)
+        if reconcile and ways is not None and ways.key_query:
+            return reconcile[0]
         return inspect_command(result.operation_id or result.parent_id, locators)
     return inspect_command(result.parent_id, locators)
+
+
+def _reconcile_choices(result: DeliveryBlocked, locators: Locators,
+                       ways: ProofWays | None) -> tuple[str, ...]:
+    if result.operation_id is None or RECONCILE_ACTION not in result.allowed_actions:
+        return ()
+    return reconcile_choices(result.operation_id, locators, ways or ProofWays())
 
 
 def _stopped(result: DeliveryStopped, next_step: str) -> StoppedSection:
@@ -126,8 +147,10 @@ def result_document(result: RunResult, shape: SealedShape, children: Sequence[Ch
     return CompletedResult(**common)
 
 
-def result_text(document: AdmittedResult, result: RunResult) -> str:
-    """The summary for people: the children table, the outcome and the next command."""
+def result_text(document: AdmittedResult, result: RunResult, locators: Locators | None = None,
+                ways: ProofWays | None = None) -> str:
+    """The summary for people: the children table, the outcome and the next command (for a
+    child to reconcile with a proof to fill in, the ``reconcile`` choices before it)."""
     lines = [render_table(document.children), ""]
     head = (f"{result.kind}: {document.boundary.render()} "
             f"{document.rows_total} rows in {document.children_total} child(ren); "
@@ -147,6 +170,11 @@ def result_text(document: AdmittedResult, result: RunResult) -> str:
                   f"  operation {result.operation_id}",
                   f"  hint: {blocked.operator_action}",
                   f"  allowed next actions: {', '.join(result.allowed_actions)}"]
+        if (locators is not None and result.operation_id is not None
+                and _reconcile_choices(result, locators, ways)
+                and not (ways is not None and ways.key_query)):
+            lines += [f"  {line}" for line in reconcile_text(
+                result.operation_id, "it", locators, ways or ProofWays())]
     elif isinstance(document, PendingResult) and isinstance(result, DeliveryPending):
         due = document.pending.next_check_after
         lines.append(f"  child {result.ordinal} holds receipt {result.receipt.get('id', '')}; "
@@ -167,11 +195,13 @@ def exit_code(result: RunResult) -> int:
 
 def emit_result(result: RunResult, shape: SealedShape, children: Sequence[ChildRow],
                 fmt: str, locators: Locators, *, wait: bool,
-                extra: Mapping[str, SourceChange | None] | None = None) -> int:
+                extra: Mapping[str, SourceChange | None] | None = None,
+                ways: ProofWays | None = None) -> int:
     """Write the result (JSON document or text summary) to stdout; returns the exit code.
 
-    ``extra`` adds fields to the JSON document (the text summary's warnings go to stderr)."""
-    document = result_document(result, shape, children, next_command(result, locators, wait=wait),
-                               extra)
-    emit(document, fmt, lambda shown: result_text(shown, result))
+    ``extra`` adds fields to the JSON document (the text summary's warnings go to stderr);
+    ``ways``: how the plan's children can be reconciled (:meth:`ProofWays.of`)."""
+    document = result_document(result, shape, children,
+                               next_command(result, locators, wait=wait, ways=ways), extra)
+    emit(document, fmt, lambda shown: result_text(shown, result, locators, ways))
     return exit_code(result)

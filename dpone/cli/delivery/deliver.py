@@ -10,7 +10,7 @@ from typing import Final
 import click
 
 from dpone.artifacts import open_artifact_store
-from dpone.cli._hints import Locators, inspect_command, resume_command
+from dpone.cli._hints import Locators, ProofWays, inspect_command, resume_command
 from dpone.cli._inputs import (
     DEFAULT_JOURNAL,
     boundary_options,
@@ -181,6 +181,7 @@ def deliver_command(target: str, registry: Path, interval_start: dt.datetime,
                 printer.close()
             children = child_rows(journal.load_parent(result.parent_id), topology.children)
         return emit_result(result, shape, children, fmt, locators, wait=wait,
-                           extra={"source_changed_since_seal": source_change})
+                           extra={"source_changed_since_seal": source_change},
+                           ways=ProofWays.of(plan))
 
     run_guarded(fmt, body)

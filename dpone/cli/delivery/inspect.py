@@ -21,6 +21,7 @@ import click
 
 from dpone.artifacts import open_artifact_store
 from dpone.cli._environment import ControlPlane, resolve_control_plane
+from dpone.cli._hints import ProofWays, reconcile_lines
 from dpone.cli._inputs import (
     ControlPlaneArgs,
     close_quietly,
@@ -230,10 +231,12 @@ def inspect(operation_id: str, control: ControlPlaneArgs, fmt: str) -> None:
         journal = open_existing_journal(plane.journal, environment_id=plane.environment_id)
         try:
             parent = load_delivery(journal, parent_id, only)
-            document = _document(journal, parent, only, _plan(plane, parent.plan_digest))
+            plan = _plan(plane, parent.plan_digest)
+            document = _document(journal, parent, only, plan)
         finally:
             close_quietly(journal)
-        emit(document, fmt, _text)
+        emit(document, fmt, lambda shown: "\n".join(
+            [_text(shown), *reconcile_lines(shown.children, plane.locators, ProofWays.of(plan))]))
         return 0
 
     run_guarded(fmt, body)

@@ -1,19 +1,26 @@
 """`dpone delivery reconcile`: prove one child's remote effect and record it, audited.
 
-The proof is a read-only poll of a receipt the operator found (``--receipt-id R``, receiver
-proven) or an operator evidence document (``--evidence FILE``, ``dpone.operator_evidence.v1``,
-operator attested). Without ``--apply`` it shows what it would record (the poll is read-only, so
-the preview may poll); nothing is written. With ``--apply`` it takes the operator lease, writes
-the immutable ``dpone.rest_delivery_reconciliation.v1`` artifact create-if-absent and records the
-effect in one journal transaction with an ``operator_reconcile`` audit row; the lease is
-released on every exit path. Exit 0 when a proof is recorded (or would be), 4 when the effect
-stays unknown or partial, 2 or 4 when the proof contradicts the durable facts (nothing written).
+The proof, strongest first: the profile's certified read-only query by key (neither
+``--receipt-id`` nor ``--evidence``: found -> the job's receipt is polled like ``--receipt-id``;
+absent past the certified horizon -> receiver-proven not applied; absent earlier or where
+absence is not certified -> exit 4, nothing recorded), a read-only poll of a receipt the
+operator found (``--receipt-id R``, receiver proven) or an operator evidence document
+(``--evidence FILE``, ``dpone.operator_evidence.v1``, operator attested). Without ``--apply`` it
+shows what it would record (the query and the poll are read-only, so the preview may send
+them); nothing is written. With ``--apply`` it takes the operator lease, writes the immutable
+``dpone.rest_delivery_reconciliation.v1`` artifact create-if-absent and records the effect in
+one journal transaction with an ``operator_reconcile`` audit row; the lease is released on
+every exit path. Exit 0 when a proof is recorded (or would be), 4 when the effect stays unknown
+or partial, 2 or 4 when the proof contradicts the durable facts (nothing written), 3 when the
+receiver cannot be asked.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
@@ -55,6 +62,7 @@ from dpone.contracts.sealed import SealedChild
 from dpone.executor.reconcile import (
     Proof,
     prove_by_evidence,
+    prove_by_key_query,
     prove_by_receipt,
     reconcilable,
     reconciliation,
@@ -62,7 +70,7 @@ from dpone.executor.reconcile import (
     resolution,
 )
 from dpone.executor.supervisor import check_profile, sealed_children
-from dpone.executor.transport import transport_for
+from dpone.executor.transport import RestTransportPort, transport_for
 
 _RECORDED_EXIT: Final[Mapping[ProvenEffect, Literal[0, 4]]] = {
     "applied": 0, "not_applied": 0, "running": 0, "partially_applied": 4, "unknown": 4}
@@ -166,23 +174,35 @@ def reconcile_command(operation_id: str, control: ControlPlaneArgs,
     """
 
     def body() -> int:
-        if (receipt_id is None) == (evidence_path is None):
+        if receipt_id is not None and evidence_path is not None:
             raise DponeError(code="reconcile.proof_required",
-                             message="give exactly one proof: --receipt-id or --evidence")
+                             message="give one proof, not both: --receipt-id or --evidence")
         plane = resolve_control_plane(control)
         parent_id, child_id = parse_operation_id(operation_id)
         who = operator(actor)
         evidence = read_evidence(evidence_path) if evidence_path is not None else None
         store = open_artifact_store(plane.artifacts)
-        parent, child, plan, sealed = _load(plane, store, parent_id, child_id)
+        loaded = _load(plane, store, parent_id, child_id)
+        parent, child, plan, sealed = loaded.parent, loaded.child, loaded.plan, loaded.sealed
         _guards(plan, parent, release_digest, profile_digest)
         contract = load_state_contract()
         if reconcilable(contract, child) is None:
             raise DponeError(code="reconcile.not_reconcilable", operation_id=child.operation_id,
                              message=f"child {child.ordinal} is {child.state_name}: only a "
                              "finalized unknown or partial effect is reconciled")
-        proof = (prove_by_evidence(evidence, sealed) if evidence is not None
-                 else _poll(plan, child, sealed, str(receipt_id)))
+        proof_words = (["--receipt-id", str(receipt_id)] if receipt_id is not None
+                       else ["--evidence", str(evidence_path)] if evidence_path is not None
+                       else [])
+        if evidence is not None:
+            proof = prove_by_evidence(evidence, sealed)
+        elif receipt_id is not None:
+            proof = _ask(plan, lambda transport: prove_by_receipt(
+                plan, transport, child, sealed, receipt_id))
+        else:
+            _require_key_query(plan, child)
+            proof = _ask(plan, lambda transport: prove_by_key_query(
+                plan, transport, child, sealed, now=loaded.now,
+                latest_attempt_at=_latest_attempt(plan, child, loaded.latest_attempt_at)))
         resolved = resolution(contract, child, proof.effect)
         document = reconciliation(plan, parent, child, proof, resolved)
         locators = plane.locators
@@ -197,9 +217,7 @@ def reconcile_command(operation_id: str, control: ControlPlaneArgs,
                                   revision=child.revision + 2),
             transitions=document.transitions, receipt=_scalars(proof.receipt or child.receipt),
             capacity=("released" if proof.effect in ("applied", "not_applied") else "kept"),
-            next_command=reconcile_hint(child.operation_id, locators, *(
-                ["--receipt-id", str(receipt_id)] if receipt_id is not None
-                else ["--evidence", str(evidence_path)])),
+            next_command=reconcile_hint(child.operation_id, locators, *proof_words),
             exit_code=_RECORDED_EXIT[proof.effect])
         if apply:
             writer = open_journal(plane.journal, environment_id=plane.environment_id,
@@ -224,12 +242,25 @@ def reconcile_command(operation_id: str, control: ControlPlaneArgs,
     run_guarded(fmt, body)
 
 
+@dataclass(frozen=True)
+class _Loaded:
+    """What reconcile reads before it asks anything: the delivery, the child, its plan, its
+    sealed form, and the journal's clock and latest attempt start (the query by key's time
+    base)."""
+
+    parent: ParentOperation
+    child: ChildOperation
+    plan: RestDeliveryPlan
+    sealed: SealedChild
+    now: dt.datetime
+    latest_attempt_at: dt.datetime | None
+
+
 def _load(plane: ControlPlane, store: ImmutableArtifactPort, parent_id: str,
-          child_id: str | None) -> tuple[ParentOperation, ChildOperation, RestDeliveryPlan,
-                                         SealedChild]:
+          child_id: str | None) -> _Loaded:
     """The delivery, the child, its plan (the plan store, else the copy published into the
-    artifact store) and its sealed form (checked against the journal), read without writing
-    anything."""
+    artifact store), its sealed form (checked against the journal) and the journal's clock,
+    read without writing anything."""
     journal = open_existing_journal(plane.journal, environment_id=plane.environment_id)
     try:
         parent = load_delivery(journal, parent_id, child_id)
@@ -238,17 +269,41 @@ def _load(plane: ControlPlane, store: ImmutableArtifactPort, parent_id: str,
         check_profile(plan)
         sealed = next(s for s in sealed_children(parent, store)
                       if s.descriptor.ordinal == child.ordinal)
+        attempts = journal.list_attempts(child.operation_id)
+        started = attempts[-1]["started_at"] if attempts else None
+        now = journal.now()
     finally:
         close_quietly(journal)
-    return parent, child, plan, sealed
+    return _Loaded(parent, child, plan, sealed, now,
+                   started if isinstance(started, dt.datetime) else None)
 
 
-def _poll(plan: RestDeliveryPlan, child: ChildOperation, sealed: SealedChild,
-          receipt_id: str) -> Proof:
-    """The read-only receipt poll, over the plan's transport (closed after it)."""
+def _require_key_query(plan: RestDeliveryPlan, child: ChildOperation) -> None:
+    """Without --receipt-id or --evidence the proof is the query by key: the profile must
+    certify one."""
+    if plan.profile.snapshot.acknowledgement.query_by_key is None:
+        raise DponeError(
+            code="reconcile.proof_required", operation_id=child.operation_id,
+            message=f"prove the effect of child {child.ordinal} one of three ways: a query by "
+            f"key (profile {plan.profile.ref} certifies none, so it cannot be used here), "
+            "--receipt-id R (the job you found in the receiver's console), or --evidence FILE "
+            "(a dpone.operator_evidence.v1 document)")
+
+
+def _latest_attempt(plan: RestDeliveryPlan, child: ChildOperation,
+                    started: dt.datetime | None) -> dt.datetime:
+    if started is None:  # a finalized unknown effect always follows a recorded attempt
+        raise DponeError(code="reconcile.not_reconcilable", operation_id=child.operation_id,
+                         message=f"child {child.ordinal} has no recorded attempt to time the "
+                         f"query by key of profile {plan.profile.ref} from")
+    return started
+
+
+def _ask(plan: RestDeliveryPlan, prove: Callable[[RestTransportPort], Proof]) -> Proof:
+    """One read-only proof over the plan's transport (closed after it)."""
     transport = LazyTransport(lambda: transport_for(plan))
     try:
-        return prove_by_receipt(plan, transport, child, sealed, receipt_id)
+        return prove(transport)
     finally:
         transport.close()
 

@@ -20,7 +20,7 @@ import click
 
 from dpone.artifacts import open_artifact_store
 from dpone.cli._environment import resolve_control_plane
-from dpone.cli._hints import Locators
+from dpone.cli._hints import Locators, ProofWays
 from dpone.cli._hints import resume_command as resume_hint
 from dpone.cli._inputs import (
     ControlPlaneArgs,
@@ -207,6 +207,7 @@ def resume_command(operation_id: str, control: ControlPlaneArgs, actor: str | No
             finally:
                 printer.close()
             children = child_rows(journal.load_parent(parent_id), sealed)
-        return emit_result(result, shape, children, fmt, locators, wait=wait)
+        return emit_result(result, shape, children, fmt, locators, wait=wait,
+                           ways=ProofWays.of(plan))
 
     run_guarded(fmt, body)

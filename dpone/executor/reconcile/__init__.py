@@ -7,6 +7,7 @@ store only through their ports.
 """
 
 from dpone.executor.reconcile._decide import attested_effect, check_bounds, polled_effect
+from dpone.executor.reconcile._key_proof import prove_by_key_query
 from dpone.executor.reconcile._receipt import PolledReceipt, poll_receipt, receipt_field
 from dpone.executor.reconcile._service import (
     OPERATOR_LEASE_TTL_S,
@@ -33,6 +34,7 @@ __all__ = [
     "poll_receipt",
     "polled_effect",
     "prove_by_evidence",
+    "prove_by_key_query",
     "prove_by_receipt",
     "receipt_field",
     "reconcilable",

@@ -102,8 +102,12 @@ def prove_by_evidence(evidence: OperatorEvidence, sealed: SealedChild) -> Proof:
 
 
 def prove_by_receipt(plan: RestDeliveryPlan, transport: RestTransportPort,
-                     operation: ChildOperation, sealed: SealedChild, receipt_id: str) -> Proof:
-    """A read-only poll of ``receipt_id`` (receiver-proven), checked against the sealed rows."""
+                     operation: ChildOperation, sealed: SealedChild, receipt_id: str, *,
+                     lookup: Mapping[str, str | int] | None = None) -> Proof:
+    """A read-only poll of ``receipt_id`` (receiver-proven), checked against the sealed rows.
+
+    ``lookup``: the bounded answer of the query by key that found the receipt; the proof is
+    then of kind ``query_by_key`` and its evidence digest covers the lookup too."""
     polled = poll_receipt(plan, transport, operation, sealed, receipt_id)
     rows = sealed.descriptor.row_count
     accepted, rejected = polled.values.get("accepted_rows"), polled.values.get("rejected_rows")
@@ -111,10 +115,14 @@ def prove_by_receipt(plan: RestDeliveryPlan, transport: RestTransportPort,
     rejected = rejected if isinstance(rejected, int) else None
     declared = plan.profile.snapshot.verification.rejected_rows is not None
     effect = polled_effect(polled.outcome, rows, accepted, rejected, rejected_declared=declared)
-    observed = {"operation_id": operation.operation_id, "receipt_id": receipt_id,
-                "outcome": polled.outcome, **polled.values}
+    observed: dict[str, object] = {"operation_id": operation.operation_id,
+                                   "receipt_id": receipt_id, "outcome": polled.outcome,
+                                   **polled.values}
+    if lookup is not None:
+        observed["query_by_key"] = dict(lookup)
     return Proof(
-        detail=ReconciliationProof(kind="receipt", authority="receiver_proven",
+        detail=ReconciliationProof(kind="receipt" if lookup is None else "query_by_key",
+                                   authority="receiver_proven",
                                    evidence_digest=content_digest(canonical_json(observed)),
                                    receipt_id=receipt_id),
         effect=effect,

@@ -30,8 +30,8 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Final, Literal
 
-from dpone.contracts import ERROR_CATALOG, DponeError, ExitClass, canonical_json
-from dpone.contracts.journal import ChildOperation, Lease
+from dpone.contracts import ERROR_CATALOG, DponeError, ExitClass, canonical_json, content_digest
+from dpone.contracts.journal import AttemptPlan, ChildOperation, Lease
 from dpone.contracts.profile import SUBMIT_THROTTLE_STATUSES, Extractor, OperationProfile
 from dpone.contracts.sealed import SealedChild
 from dpone.contracts.state import StateName
@@ -60,6 +60,8 @@ from dpone.executor.transport import (
     retry_after_seconds,
 )
 
+ORPHAN_MARKER_STATES: Final = frozenset({StateName.SEALED, StateName.RETRY_WAIT})
+"""Where an orphan marker at the next attempt's key is recorded (``*_orphan_marker_found``)."""
 PERMANENT_FENCE_REFUSALS: Final = frozenset({"REST_DELIVERY_STALE_GENERATION",
                                             "REST_DELIVERY_APPEND_SCOPE_ALREADY_APPLIED"})
 
@@ -134,7 +136,14 @@ def submit(ctx: RunContext, operation: ChildOperation,
             if operation.state_name == StateName.RETRY_WAIT:
                 ctx.wait_until(operation.next_check_after)
             attempt = ctx.journal.plan_attempt(operation.operation_id, lease)
-            marker = ctx.artifacts.put_bytes(attempt.marker_key, canonical_json(attempt.marker))
+            try:
+                marker = ctx.artifacts.put_bytes(attempt.marker_key,
+                                                 canonical_json(attempt.marker))
+            except DponeError as conflict:
+                if (conflict.code != "artifact.conflict"
+                        or operation.state_name not in ORPHAN_MARKER_STATES):
+                    raise
+                return _orphan_marker(ctx, operation, lease, attempt)
             try:
                 operation = ctx.journal.enter_submitting(attempt, marker.digest, lease,
                                                          operation.revision, fenced_replay=replay)
@@ -173,6 +182,19 @@ def submit(ctx: RunContext, operation: ChildOperation,
             if isinstance(stop, DeliveryBlocked):
                 return stop
             replay = True
+
+
+def _orphan_marker(ctx: RunContext, operation: ChildOperation, lease: Lease,
+                   attempt: AttemptPlan) -> DeliveryBlocked:
+    """The next attempt's marker key holds another marker (of another journal epoch): a request
+    of that attempt may have reached the receiver, so nothing is sent; the child's effect is
+    recorded UNKNOWN with the orphan's digest and the run stops for a reconciliation."""
+    orphan = content_digest(ctx.artifacts.get_bytes(attempt.marker_key))
+    updated = ctx.journal.record_orphan_marker(attempt, orphan, lease, operation.revision)
+    ctx.notify(updated, "orphan_marker_found")
+    return ctx.blocked(updated, "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN",
+                       extra={"orphan_marker_key": attempt.marker_key,
+                              "orphan_marker_digest": orphan})
 
 
 def _record(ctx: RunContext, operation: ChildOperation, lease: Lease, kind: ResponseOutcome,

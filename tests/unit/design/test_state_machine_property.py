@@ -27,6 +27,7 @@ from dpone.contracts.design import load_state_contract
 from dpone.contracts.state import (
     Counters,
     Evidence,
+    EvidenceName,
     IllegalTransition,
     LeaseKind,
     ListedTransition,
@@ -201,10 +202,11 @@ class DeliveryMachine(RuleBasedStateMachine):
         self.snapshot.ensure_monotonic(self.counters)
         self.snapshot = self.counters
         assert self.counters.journal_revision == len(self.history)
-        entered_submitting = sum(
+        attempts = sum(
             CONTRACT.tuples[t.target].execution_state is ExecutionState.SUBMITTING
-            for t in self.history)
-        assert self.counters.attempt_ordinal == entered_submitting
+            or t.trigger.evidence == EvidenceName.ORPHAN_MAY_ATTEMPT_MARKER_FOUND
+            for t in self.history)  # an orphan marker's ordinal is consumed, never planned
+        assert self.counters.attempt_ordinal == attempts
         observations = sum(t.trigger.kind is TriggerKind.OBSERVATION for t in self.history)
         assert self.counters.observation_ordinal == observations
 
