@@ -46,12 +46,17 @@ class FenceRow:
     scope: Scope
     execution_state: str
     remote_effect: str
+    reconciled: bool = False
+    """The current tuple was recorded by an operator reconciliation."""
 
     @property
     def in_flight(self) -> bool:
-        """SUBMITTING, accepted/running with an undetermined effect, UNKNOWN or PARTIALLY_APPLIED."""
-        return self.execution_state in IN_FLIGHT_EXECUTION or self.remote_effect in {
-            "UNKNOWN", "PARTIALLY_APPLIED"}
+        """SUBMITTING, accepted/running with an undetermined effect, UNKNOWN, or a
+        PARTIALLY_APPLIED effect no operator has reconciled yet (the overlap waits for its
+        reconciliation; once an operator confirmed what the older generation applied, a higher
+        generation may replace the scope)."""
+        return (self.execution_state in IN_FLIGHT_EXECUTION or self.remote_effect == "UNKNOWN"
+                or (self.remote_effect == "PARTIALLY_APPLIED" and not self.reconciled))
 
 
 @dataclass(frozen=True, slots=True)

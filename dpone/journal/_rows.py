@@ -293,6 +293,7 @@ def fence_row(codec: RowCodec, row: Row) -> FenceRow:
         scope=Scope(codec.day(row["scope_from"]), codec.day(row["scope_to"])),
         execution_state=row["execution_state"],
         remote_effect=row["remote_effect"],
+        reconciled=bool(row["reconciled"]),
     )
 
 

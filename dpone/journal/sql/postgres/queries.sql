@@ -142,11 +142,16 @@ SELECT * FROM rest_delivery_child
  WHERE operation_namespace = %(operation_namespace)s AND delivery_key = ANY(%(keys)s);
 
 -- name: overlapping_children
-SELECT operation_id, parent_id, delivery_key, mutation_intent_digest, mutation_kind,
-       generation_end, correction_revision, lower(scope) AS scope_from,
-       upper(scope) AS scope_to, execution_state, remote_effect
-  FROM rest_delivery_child
- WHERE effect_conflict_domain = %(domain)s AND scope && daterange(%(lo)s, %(hi)s, '[)');
+-- ``reconciled``: the child's current tuple was recorded by an operator reconciliation.
+SELECT c.operation_id, c.parent_id, c.delivery_key, c.mutation_intent_digest, c.mutation_kind,
+       c.generation_end, c.correction_revision, lower(c.scope) AS scope_from,
+       upper(c.scope) AS scope_to, c.execution_state, c.remote_effect,
+       EXISTS (SELECT 1 FROM rest_delivery_audit a
+                WHERE a.operation_id = c.operation_id AND a.revision = c.revision
+                  AND a.transition_id LIKE 'reconcile\_%%') AS reconciled
+  FROM rest_delivery_child c
+ WHERE c.effect_conflict_domain = %(domain)s
+   AND c.scope && daterange(%(lo)s, %(hi)s, '[)');
 
 -- name: overlapping_watermarks
 SELECT lower(scope) AS scope_from, upper(scope) AS scope_to, generation_end, correction_revision

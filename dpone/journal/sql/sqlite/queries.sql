@@ -121,10 +121,15 @@ SELECT * FROM rest_delivery_child
    AND delivery_key IN (SELECT value FROM json_each(:keys));
 
 -- name: overlapping_children
-SELECT operation_id, parent_id, delivery_key, mutation_intent_digest, mutation_kind,
-       generation_end, correction_revision, scope_from, scope_to, execution_state, remote_effect
-  FROM rest_delivery_child
- WHERE effect_conflict_domain = :domain AND scope_from < :hi AND :lo < scope_to;
+-- ``reconciled``: the child's current tuple was recorded by an operator reconciliation.
+SELECT c.operation_id, c.parent_id, c.delivery_key, c.mutation_intent_digest, c.mutation_kind,
+       c.generation_end, c.correction_revision, c.scope_from, c.scope_to, c.execution_state,
+       c.remote_effect,
+       EXISTS (SELECT 1 FROM rest_delivery_audit a
+                WHERE a.operation_id = c.operation_id AND a.revision = c.revision
+                  AND a.transition_id LIKE 'reconcile\_%' ESCAPE '\') AS reconciled
+  FROM rest_delivery_child c
+ WHERE c.effect_conflict_domain = :domain AND c.scope_from < :hi AND :lo < c.scope_to;
 
 -- name: overlapping_watermarks
 SELECT scope_from, scope_to, generation_end, correction_revision
