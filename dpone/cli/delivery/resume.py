@@ -178,13 +178,13 @@ def resume_command(operation_id: str, environment_id: str, journal_url: str, art
             document = _preview(parent, plan, shape, wait)
             emit(document, fmt, lambda preview: _preview_text(preview, locators))
             return 0
-        with delivery_ports(plan, journal_url, environment_id=environment_id,
+        with delivery_ports(plan, journal_url, store, environment_id=environment_id,
                             announce=f"resuming delivery {parent_id}: {len(sealed)} child(ren)") as (
-                journal, transport):
+                journal, transport, run_store):
             printer = StepPrinter(shape)
             result: RunResult
             try:
-                result = resume(plan, parent_id, sealed, journal, store, transport,
+                result = resume(plan, parent_id, sealed, journal, run_store, transport,
                                 holder=holder(), wait=wait, clock=SystemClock(),
                                 observer=printer, on_wait=printer.wait)
             except DponeError as error:
