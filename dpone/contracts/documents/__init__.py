@@ -37,6 +37,14 @@ from dpone.contracts.documents._delivery import (
     StoppedSection,
 )
 from dpone.contracts.documents._error import ERROR_SCHEMA_ID, ErrorDocument, ErrorLocation
+from dpone.contracts.documents._fault_matrix import (
+    FAULT_MATRIX_SCHEMA_ID,
+    MatrixCell,
+    MatrixChild,
+    MatrixCommand,
+    MatrixTotals,
+    RemoteEffectFaultMatrix,
+)
 from dpone.contracts.documents._inspection import (
     DELIVERY_INSPECTION_SCHEMA_ID,
     AttemptSummary,
@@ -76,6 +84,7 @@ __all__ = [
     "DELIVERY_RESULT_SCHEMA_ID",
     "DOCUMENTS",
     "ERROR_SCHEMA_ID",
+    "FAULT_MATRIX_SCHEMA_ID",
     "PLAN_RESULT_SCHEMA_ID",
     "RESUME_PREVIEW_SCHEMA_ID",
     "SEAL_RESULT_SCHEMA_ID",
@@ -100,6 +109,10 @@ __all__ = [
     "KeyEcho",
     "LikelyCause",
     "ListedDelivery",
+    "MatrixCell",
+    "MatrixChild",
+    "MatrixCommand",
+    "MatrixTotals",
     "MutationSummary",
     "ObservationSummary",
     "PendingResult",
@@ -108,6 +121,7 @@ __all__ = [
     "PreviewChild",
     "ProfileSummary",
     "ReceiptScalar",
+    "RemoteEffectFaultMatrix",
     "Report",
     "ResumePreview",
     "SealResult",

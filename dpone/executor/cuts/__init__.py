@@ -7,7 +7,17 @@ wrapped and nothing is checked. :func:`cut_points` lists every point the code ha
 after each journal write and artifact write, and the send boundary.
 """
 
-from dpone.executor.cuts._hook import CUT_ENV, Cut, CutHook, When, hook_from, parse_cut, sigkill
+from dpone.executor.cuts._hook import (
+    CUT_ENV,
+    PASSAGE_PREFIX,
+    TRACE,
+    Cut,
+    CutHook,
+    When,
+    hook_from,
+    parse_cut,
+    sigkill,
+)
 from dpone.executor.cuts._ports import (
     ARTIFACT_POINTS,
     JOURNAL_WRITE_POINTS,
@@ -23,6 +33,8 @@ __all__ = [
     "ARTIFACT_POINTS",
     "CUT_ENV",
     "JOURNAL_WRITE_POINTS",
+    "PASSAGE_PREFIX",
+    "TRACE",
     "TRANSPORT_POINTS",
     "Cut",
     "CutHook",

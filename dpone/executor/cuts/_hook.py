@@ -1,8 +1,9 @@
 """The process-cut hook: a test switch that SIGKILLs this process at one named point.
 
 ``DPONE_TEST_CUT`` names one cut, ``<when>:<point>[@<occurrence>]`` (``after:submitting``,
-``before:send@2`` for the second send of the process). Unset, no hook exists and nothing is
-wrapped: the ports run as they are. Set, the process kills itself with SIGKILL at that point:
+``before:send@2`` for the second send of the process), or ``trace``: every passage is written to
+stderr and nothing is cut (how a test learns the points a run passes). Unset, no hook exists
+and nothing is wrapped: the ports run as they are. Set, the process kills itself with SIGKILL at that point:
 no ``finally`` block, no lease release, no buffered output, exactly like a lost node. The one
 line written to stderr first (unbuffered) names the cut, so a test can tell where it died.
 """
@@ -20,6 +21,9 @@ from dpone.contracts import DponeError
 
 CUT_ENV: Final = "DPONE_TEST_CUT"
 """The test environment variable that names the one cut point of a process."""
+TRACE: Final = "trace"
+"""The value of :data:`CUT_ENV` that traces every passage instead of cutting."""
+PASSAGE_PREFIX: Final = "dpone: test cut passage "
 
 When = Literal["before", "after"]
 _SPEC: Final = re.compile(r"(before|after):([a-z_]+(?:\.[a-z_]+)?)(?:@([1-9][0-9]{0,5}))?")
@@ -58,9 +62,10 @@ def sigkill() -> None:
 
 @dataclass
 class CutHook:
-    """Counts the passages of every cut point and fires ``kill`` at the named one."""
+    """Counts the passages of every cut point and fires ``kill`` at the named one (with no
+    ``cut``: writes each passage to stderr, ``dpone: test cut passage <when>:<point>@<n>``)."""
 
-    cut: Cut
+    cut: Cut | None
     kill: Callable[[], None] = sigkill
     passages: dict[tuple[When, str], int] = field(default_factory=dict)
 
@@ -68,7 +73,9 @@ class CutHook:
         key = (when, point)
         seen = self.passages.get(key, 0) + 1
         self.passages[key] = seen
-        if key == (self.cut.when, self.cut.point) and seen == self.cut.occurrence:
+        if self.cut is None:
+            os.write(2, f"{PASSAGE_PREFIX}{when}:{point}@{seen}\n".encode())
+        elif key == (self.cut.when, self.cut.point) and seen == self.cut.occurrence:
             os.write(2, f"dpone: test cut {self.cut.render()}: killing process {os.getpid()}\n"
                      .encode())
             self.kill()
@@ -79,4 +86,4 @@ def hook_from(environ: Mapping[str, str], known: Iterable[tuple[When, str]]) -> 
     spec = environ.get(CUT_ENV, "")
     if not spec:
         return None
-    return CutHook(parse_cut(spec, known))
+    return CutHook(None if spec == TRACE else parse_cut(spec, known))

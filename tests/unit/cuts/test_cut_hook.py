@@ -22,6 +22,8 @@ from dpone.contracts.journal import DeliveryJournalPort
 from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.executor.cuts import (
     CUT_ENV,
+    PASSAGE_PREFIX,
+    TRACE,
     Cut,
     CutHook,
     CuttingArtifacts,
@@ -157,3 +159,14 @@ def test_delivery_ports_wrap_journal_and_store_when_a_cut_is_named(
     with _ports(tmp_path) as (_, journal, run_store):
         assert isinstance(journal, CuttingJournal)
         assert isinstance(run_store, CuttingArtifacts)
+
+
+def test_trace_names_every_passage_and_cuts_nothing(capfd: pytest.CaptureFixture[str]) -> None:
+    hook = hook_from({CUT_ENV: TRACE}, cut_points())
+    assert hook is not None and hook.cut is None
+    hook("before", "submitting")
+    hook("before", "submitting")
+    hook("after", "send")
+    assert capfd.readouterr().err.splitlines() == [
+        f"{PASSAGE_PREFIX}before:submitting@1", f"{PASSAGE_PREFIX}before:submitting@2",
+        f"{PASSAGE_PREFIX}after:send@1"]
