@@ -21,7 +21,7 @@ from dpone.compiler._secrets import refuse_secret_values
 from dpone.compiler._validate import validate_document
 from dpone.compiler._yaml import LoadedDocument, YamlPath, load_yaml_file
 from dpone.contracts import DponeError, canonical_json, content_digest
-from dpone.contracts.binding import ConnectionBinding, Environment
+from dpone.contracts.binding import ConnectionBinding, EnvironmentDocument
 from dpone.contracts.mapping import PayloadMapping
 from dpone.contracts.plan import (
     PLAN_SCHEMA_ID,
@@ -174,7 +174,7 @@ def compile_workload(workload_path: Path, registry_root: Path, *,
     _expect_identity(bdoc, sink.connection_ref, binding.id, ("id",))
     edoc = _load_checked(registry, "environments", binding.environment_ref, bdoc,
                          ("environment_ref",), "environment")
-    environment = validate_document(Environment, edoc)
+    environment = validate_document(EnvironmentDocument, edoc).identity()
     _expect_identity(edoc, binding.environment_ref, environment.id, ("id",))
     check_binding(binding, environment, bdoc)
 

@@ -12,7 +12,7 @@ from dpone.contracts.binding import (
     BINDING_SCHEMA_ID,
     ENVIRONMENT_SCHEMA_ID,
     ConnectionBinding,
-    Environment,
+    EnvironmentDocument,
 )
 from dpone.contracts.documents import DOCUMENTS, FAULT_MATRIX_SCHEMA_ID, RemoteEffectFaultMatrix
 from dpone.contracts.mapping import MAPPING_SCHEMA_ID, PayloadMapping
@@ -27,7 +27,7 @@ MODELS: dict[str, Any] = {
     WORKLOAD_SCHEMA_ID: Workload,
     PROFILE_SCHEMA_ID: OperationProfile,
     BINDING_SCHEMA_ID: ConnectionBinding,
-    ENVIRONMENT_SCHEMA_ID: Environment,
+    ENVIRONMENT_SCHEMA_ID: EnvironmentDocument,
     MAPPING_SCHEMA_ID: PayloadMapping,
     PLAN_SCHEMA_ID: RestDeliveryPlan,
     SOURCE_PARENT_SCHEMA_ID: SourceParent,

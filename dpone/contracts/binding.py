@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from dpone.contracts._base import Name, StrictModel
 
@@ -27,6 +27,46 @@ class Environment(StrictModel):
     tenant_id: Identifier
     environment_id: Identifier
     namespace_revision: Annotated[int, Field(ge=1)]
+
+
+class LeasePolicy(StrictModel):
+    """How long a run's journal leases last, and how often the live run renews them.
+
+    A run holds every lease it takes (mutation, observation, checkpoint, operator) for
+    ``ttl_s`` and renews it every ``heartbeat_s`` while the process lives, so a lost process
+    blocks its children for at most ``ttl_s`` (the time until recovery can start), never for
+    the whole submit budget. Expiry after SUBMITTING never authorizes a resend: a takeover
+    observes or reconciles only.
+    """
+
+    ttl_s: Annotated[int, Field(ge=2, le=3600)] = 60
+    heartbeat_s: Annotated[int, Field(ge=1, le=1200)] | None = None
+    """Defaults to a third of ``ttl_s``; under half of it, so one failed renewal still leaves
+    time for the next."""
+
+    @model_validator(mode="after")
+    def _heartbeat_within_ttl(self) -> LeasePolicy:
+        if self.heartbeat_s is not None and self.heartbeat_s * 2 >= self.ttl_s:
+            raise ValueError(f"heartbeat_s {self.heartbeat_s} must be under half of ttl_s "
+                             f"{self.ttl_s}")
+        return self
+
+    @property
+    def heartbeat_interval_s(self) -> float:
+        """Seconds between renewals."""
+        return float(self.heartbeat_s) if self.heartbeat_s is not None else self.ttl_s / 3
+
+
+class EnvironmentDocument(Environment):
+    """The environment file: the compiled identity (:class:`Environment`, the plan's snapshot)
+    plus runtime control-plane policy that is not part of any plan, such as its leases."""
+
+    leases: LeasePolicy = LeasePolicy()
+
+    def identity(self) -> Environment:
+        """The part a plan compiles in (changing lease policy changes no plan digest)."""
+        return Environment.model_validate(
+            self.model_dump(mode="json", by_alias=True, exclude={"leases"}))
 
 
 class RemoteIdentity(StrictModel):

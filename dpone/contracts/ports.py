@@ -122,6 +122,11 @@ class DeliveryJournalPort(DeliveryJournalView, Protocol):
 
     def release_lease(self, lease: Lease) -> None: ...
 
+    def renew_lease(self, lease: Lease, ttl_seconds: int) -> Lease:
+        """A heartbeat: extend a lease its holder still holds to ``ttl_seconds`` from now by
+        the journal clock (same token); ``journal.lease_lost`` once it expired or was taken."""
+        ...
+
     def plan_attempt(self, operation_id: str, lease: Lease) -> AttemptPlan: ...
 
     def enter_submitting(self, attempt: AttemptPlan, marker_digest: str, lease: Lease,

@@ -51,6 +51,18 @@ def acquire(tx: UnitOfWork, operation_id: str, kind: LeaseKindName, holder: str,
                  token=int(row["token"]), expires_at=tx.codec.moment(row["expires_at"]))
 
 
+def renew(tx: UnitOfWork, lease: Lease, ttl_seconds: int) -> Lease:
+    """Extend ``lease`` (same holder and token, still live by the database clock) to
+    ``ttl_seconds`` from now; ``journal.lease_lost`` when it expired or was taken over."""
+    row = tx.one("renew_lease", operation_id=lease.operation_id, kind=lease.kind,
+                 holder=lease.holder, token=lease.token, ttl_seconds=int(ttl_seconds))
+    if row is None:
+        raise DponeError(code="journal.lease_lost", operation_id=lease.operation_id,
+                         message=f"the {lease.kind} lease (token {lease.token}) of "
+                         f"{lease.holder!r} expired or was taken over before its heartbeat")
+    return lease.model_copy(update={"expires_at": tx.codec.moment(row["expires_at"])})
+
+
 def iso_utc(moment: dt.datetime) -> str:
     """``moment`` as ISO 8601 UTC to the second, ``Z``-suffixed (how refusals name a time)."""
     return moment.astimezone(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")

@@ -32,7 +32,7 @@ from dpone.contracts.journal import (
 from dpone.contracts.state import StateContract
 from dpone.journal._cas import audit
 from dpone.journal._environment import environment, stored_environment
-from dpone.journal._leases import acquire, admitted_lease_refusal, live_lease
+from dpone.journal._leases import acquire, admitted_lease_refusal, live_lease, renew
 from dpone.journal._lookup import parent_operation, require_child
 from dpone.journal._models import attempt_view, child_model, delivery_summaries, observation_view
 from dpone.journal._rows import EnvironmentRow, ParentRow
@@ -153,6 +153,12 @@ class JournalBase(ABC):
         self._run(lambda tx: tx.run("release_lease", operation_id=lease.operation_id,
                                     kind=lease.kind, holder=lease.holder, token=lease.token),
                   "write")
+
+    def renew_lease(self, lease: Lease, ttl_seconds: int) -> Lease:
+        if not 0 < ttl_seconds <= MAX_LEASE_TTL_SECONDS:
+            raise DponeError(code="journal.illegal_transition", operation_id=lease.operation_id,
+                             message=f"a lease TTL is 1..{MAX_LEASE_TTL_SECONDS} seconds")
+        return self._run(lambda tx: renew(tx, lease, ttl_seconds), "write")
 
     def plan_attempt(self, operation_id: str, lease: Lease) -> AttemptPlan:
         return self._run(lambda tx: submit.plan_attempt(tx, operation_id, lease), "write")

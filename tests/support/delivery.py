@@ -24,6 +24,7 @@ from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
 from dpone.artifacts import LocalArtifactStore
+from dpone.contracts.binding import LeasePolicy
 from dpone.contracts.journal import ChildOperation, DeliveryJournalPort, ParentOperation
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import SealedTopology
@@ -142,7 +143,8 @@ class Harness:
 
     def run(self, *, sleep: Callable[[float], None] = no_sleep, rng: random.Random | None = None,
             transport: RestTransportPort | None = None, on_step: StepHook | None = None,
-            plan: RestDeliveryPlan | None = None) -> DeliveryResult:
+            plan: RestDeliveryPlan | None = None,
+            leases: LeasePolicy | None = None) -> DeliveryResult:
         """One ``deliver()`` call; every journal step is recorded in ``steps``."""
         taken = len(self.steps)
 
@@ -155,7 +157,7 @@ class Harness:
 
         return deliver(plan or self.plan, self.topology, self.journal, self.store,
                        transport or self.transport, holder=HOLDER, sleep=sleep,
-                       rng=rng or random.Random(14), observer=observer)
+                       rng=rng or random.Random(14), observer=observer, leases=leases)
 
     # --- the journal ---------------------------------------------------------------------------
 

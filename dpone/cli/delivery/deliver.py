@@ -24,6 +24,7 @@ from dpone.cli._seal_log import changed_since_seal
 from dpone.cli.delivery._delivery_result import DeliveryStopped, RunResult, emit_result
 from dpone.cli.delivery._delivery_run import SealedShape, StepPrinter, delivery_ports, holder
 from dpone.cli.delivery._report import child_rows
+from dpone.compiler.environment import lease_policy
 from dpone.contracts import DponeError
 from dpone.contracts.documents import EmptyResult, Interval, SourceChange
 from dpone.contracts.journal import DeliveryJournalPort, DeliveryJournalView, ParentOperation
@@ -162,7 +163,8 @@ def deliver_command(target: str, registry: Path, interval_start: dt.datetime,
             try:
                 result = deliver(plan, topology, journal, run_store, transport, holder=holder(),
                                  wait=wait, clock=SystemClock(), observer=printer,
-                                 on_wait=printer.wait)
+                                 on_wait=printer.wait,
+                                 leases=lease_policy(registry, plan.environment.ref))
             except DponeError as error:
                 parent = _admitted(journal, plan, topology)
                 if parent is None:

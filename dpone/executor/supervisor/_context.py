@@ -11,10 +11,11 @@ import contextlib
 import datetime as dt
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from dpone.contracts import DponeError, RemoteEffect, StrictModel, canonical_json
+from dpone.contracts.binding import LeasePolicy
 from dpone.contracts.journal import (
     ChildOperation,
     DeliveryJournalPort,
@@ -28,10 +29,9 @@ from dpone.contracts.state import Fact, Transition
 from dpone.contracts.transport import Failure, Response
 from dpone.executor.clock import SleepingWith, SystemClock
 from dpone.executor.supervisor._actions import ACTIONS
+from dpone.executor.supervisor._heartbeat import Heartbeat
 from dpone.executor.supervisor._results import DeliveryBlocked
 
-LEASE_MARGIN_S: Final = 30
-MAX_LEASE_TTL_S: Final = 86_400
 DUE_MARGIN_S: Final = 0.05
 MAX_REASON_CHARS: Final = 160
 
@@ -75,6 +75,8 @@ class RunContext:
     observer: StepObserver | None = None
     frontier: int = 0
     on_wait: WaitObserver | None = None
+    leases: LeasePolicy = field(default_factory=LeasePolicy)
+    """The environment's lease length and heartbeat: a lost run blocks for one TTL at most."""
 
     @property
     def fence_certified(self) -> bool:
@@ -83,25 +85,16 @@ class RunContext:
 
     # --- leases and guarded steps -------------------------------------------------------------
 
-    def lease_ttl(self, kind: LeaseKindName) -> int:
-        """Seconds a lease of ``kind`` must outlive: a mutation lease covers the whole submit
-        loop (every attempt, every backoff and Retry-After inside the budget), so the outcome of
-        the last request is still recorded under the lease that sent it."""
-        profile = self.plan.profile.snapshot
-        request = profile.timeouts.request_total_s
-        if kind != "mutation":
-            return request + LEASE_MARGIN_S
-        backoff = profile.retry.submit
-        return min(backoff.budget_s + backoff.max_attempts * request + LEASE_MARGIN_S,
-                   MAX_LEASE_TTL_S)
-
     @contextlib.contextmanager
     def lease(self, operation_id: str, kind: LeaseKindName) -> Iterator[Lease]:
-        """Hold a journal lease of ``kind`` on ``operation_id`` for the block; released after."""
-        held = self.journal.acquire_lease(operation_id, kind, self.holder, self.lease_ttl(kind))
+        """Hold a journal lease of ``kind`` on ``operation_id`` for the block, renewed by a
+        heartbeat while the block runs (the environment's ``leases``); released after."""
+        held = self.journal.acquire_lease(operation_id, kind, self.holder, self.leases.ttl_s)
+        heartbeat = Heartbeat(self.journal, held, self.leases).start()
         try:
             yield held
         finally:
+            heartbeat.stop()
             with contextlib.suppress(DponeError):
                 self.journal.release_lease(held)
 

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from typing import Final
 
 from dpone.contracts import DponeError
+from dpone.contracts.binding import LeasePolicy
 from dpone.contracts.journal import ChildOperation, DeliveryJournalPort, ParentOperation
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import Clock, ImmutableArtifactPort, RestTransportPort
@@ -68,7 +69,8 @@ def deliver(plan: RestDeliveryPlan, topology: SealedTopology, journal: DeliveryJ
             sleep: Callable[[float], None] | None = None,
             rng: random.Random | None = None,
             observer: StepObserver | None = None,
-            on_wait: WaitObserver | None = None) -> DeliveryResult:
+            on_wait: WaitObserver | None = None,
+            leases: LeasePolicy | None = None) -> DeliveryResult:
     """Deliver every sealed child of ``topology`` through the plan's operation profile.
 
     Admits the complete parent (resuming an admitted one), then submits, observes, verifies
@@ -85,7 +87,7 @@ def deliver(plan: RestDeliveryPlan, topology: SealedTopology, journal: DeliveryJ
     parent = journal.admit_parent(parent_admission(plan, topology)).parent
     ctx = RunContext(plan, journal, artifacts, transport, holder, run_clock(clock, sleep),
                      rng or random.Random(), observer, frontier=parent.checkpoint_frontier,
-                     on_wait=on_wait)
+                     on_wait=on_wait, leases=leases or LeasePolicy())
     return drive(ctx, parent, {child.descriptor.ordinal: child for child in topology.children},
                  wait=wait)
 

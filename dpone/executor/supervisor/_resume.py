@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pydantic import ValidationError
 
 from dpone.contracts import DponeError, content_digest
+from dpone.contracts.binding import LeasePolicy
 from dpone.contracts.journal import ChildOperation, DeliveryJournalPort, ParentOperation
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ArtifactRef, Clock, ImmutableArtifactPort, RestTransportPort
@@ -131,7 +132,8 @@ def resume(plan: RestDeliveryPlan, parent_id: str, sealed_children: Sequence[Sea
            clock: Clock | None = None, sleep: Callable[[float], None] | None = None,
            rng: random.Random | None = None,
            observer: StepObserver | None = None,
-           on_wait: WaitObserver | None = None) -> DeliveryResult:
+           on_wait: WaitObserver | None = None,
+           leases: LeasePolicy | None = None) -> DeliveryResult:
     """Drive the admitted delivery ``parent_id`` from its journal state, admitting nothing.
 
     ``plan`` is the plan the journal names and ``sealed_children`` every child's sealed form
@@ -143,5 +145,5 @@ def resume(plan: RestDeliveryPlan, parent_id: str, sealed_children: Sequence[Sea
     sealed = _by_ordinal(parent, sealed_children)
     ctx = RunContext(plan, journal, artifacts, transport, holder, run_clock(clock, sleep),
                      rng or random.Random(), observer, frontier=parent.checkpoint_frontier,
-                     on_wait=on_wait)
+                     on_wait=on_wait, leases=leases or LeasePolicy())
     return drive(ctx, parent, sealed, wait=wait)

@@ -289,6 +289,16 @@ SELECT c.operation_id, l.holder, l.expires_at
  ORDER BY l.expires_at DESC, c.ordinal
  LIMIT 1;
 
+-- name: renew_lease
+-- A heartbeat: extend a lease its holder still holds (same token, not yet expired) by the
+-- database clock; no row when it expired or was taken over.
+UPDATE rest_delivery_lease
+   SET expires_at = clock_timestamp() + make_interval(secs => %(ttl_seconds)s)
+ WHERE operation_id = %(operation_id)s AND kind = %(kind)s
+   AND environment_id = %(environment_id)s AND holder = %(holder)s AND token = %(token)s
+   AND expires_at > clock_timestamp()
+RETURNING operation_id, kind, holder, token, expires_at;
+
 -- name: release_lease
 UPDATE rest_delivery_lease SET expires_at = LEAST(expires_at, clock_timestamp())
  WHERE operation_id = %(operation_id)s AND kind = %(kind)s

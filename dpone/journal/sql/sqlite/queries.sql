@@ -251,6 +251,16 @@ SELECT c.operation_id, l.holder, l.expires_at
  ORDER BY julianday(l.expires_at) DESC, c.ordinal
  LIMIT 1;
 
+-- name: renew_lease
+-- A heartbeat: extend a lease its holder still holds (same token, not yet expired) by the
+-- database clock; no row when it expired or was taken over.
+UPDATE rest_delivery_lease
+   SET expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', printf('%+d seconds', :ttl_seconds))
+ WHERE operation_id = :operation_id AND kind = :kind AND environment_id = :environment_id
+   AND holder = :holder AND token = :token
+   AND julianday(expires_at) > julianday('now')
+RETURNING operation_id, kind, holder, token, expires_at;
+
 -- name: release_lease
 UPDATE rest_delivery_lease
    SET expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
