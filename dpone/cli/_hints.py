@@ -87,3 +87,11 @@ def resume_command(operation_id: str, locators: Locators, *, apply: bool = True,
     flags = [*(["--apply"] if apply else []), *(["--wait"] if wait else [])]
     return command("delivery", "resume", "--operation-id", operation_id,
                    *locators.options(RESUME), *flags)
+
+
+def reconcile_command(operation_id: str, locators: Locators, *proof: str,
+                      apply: bool = True) -> str:
+    """``dpone delivery reconcile`` of one child with its proof words (``--receipt-id R`` or
+    ``--evidence FILE``): what the ``reconcile_delivery_key`` action runs."""
+    return command("delivery", "reconcile", "--operation-id", operation_id,
+                   *locators.options(RESUME), *proof, *(["--apply"] if apply else []))

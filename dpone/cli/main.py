@@ -14,6 +14,7 @@ from dpone.cli._output import JSON_REQUESTED, failures_rendered, wants_json
 from dpone.cli.compile import check, plan
 from dpone.cli.delivery.deliver import deliver_command
 from dpone.cli.delivery.inspect import delivery
+from dpone.cli.delivery.reconcile import reconcile_command
 from dpone.cli.docs import docs
 from dpone.cli.receiver import receiver
 from dpone.cli.seal import seal
@@ -56,6 +57,7 @@ cli.add_command(check)
 cli.add_command(plan)
 cli.add_command(seal)
 cli.add_command(deliver_command)
+delivery.add_command(reconcile_command)
 cli.add_command(delivery)
 cli.add_command(docs)
 cli.add_command(receiver)

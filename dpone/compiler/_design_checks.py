@@ -173,6 +173,24 @@ def check_reachability(m: Model) -> Iterator[Finding]:
             yield f"tuple {name!r} is unreachable from the initial tuple {m.initial!r}", path
 
 
+def is_reconciled_resubmit(edge: Edge, src: dict[str, str], dst: dict[str, str]) -> bool:
+    """The one automatic exit of a finalized tuple besides promotion: an operator reconciliation
+    proved NONE_PROVEN (guard ``absence_reconciled``), so the mutation lease submits the same
+    delivery key again; the new attempt starts its own acknowledgement and verification."""
+    return (edge.automatic and edge.lease == "mutation" and src["execution_state"] == "FINALIZED"
+            and src["remote_effect"] == "NONE_PROVEN" and dst["execution_state"] == "SUBMITTING"
+            and "absence_reconciled" in edge.get("requires"))
+
+
+def is_receipt_found_running(edge: Edge, src: dict[str, str], dst: dict[str, str]) -> bool:
+    """An operator resolution that records a receipt it polled read-only and found running: the
+    acknowledgement becomes the receiver's answer and poll_receipt continues."""
+    return (not edge.automatic and edge.obj.get("reconciliation") == "resolve"
+            and src["execution_state"] == "VERIFYING"
+            and dst["execution_state"] in {"ACCEPTED", "WAITING"}
+            and {"receipt_persisted", "read_only_receiver_evidence"} <= set(edge.get("requires")))
+
+
 def check_terminal_closure(m: Model) -> Iterator[Finding]:
     for name, path in m.tuple_paths.items():
         if name in m.terminal:
@@ -188,6 +206,8 @@ def check_terminal_closure(m: Model) -> Iterator[Finding]:
 
 def check_terminal_tuples(m: Model) -> Iterator[Finding]:
     for edge, src, dst in m.pairs(automatic_only=True):
+        if is_reconciled_resubmit(edge, src, dst):
+            continue
         if edge.source in m.terminal:
             yield (f"terminal tuple {edge.source!r} has the automatic transition {edge.id!r}",
                    edge.path)
@@ -212,6 +232,8 @@ def _is_promotion(src: dict[str, str], dst: dict[str, str]) -> bool:
 def check_acknowledgement(m: Model) -> Iterator[Finding]:
     for edge, src, dst in m.pairs():
         changed = src["acknowledgement_state"] != dst["acknowledgement_state"]
+        if is_reconciled_resubmit(edge, src, dst) or is_receipt_found_running(edge, src, dst):
+            changed = False
         if changed and not edge.automatic:
             yield (f"{edge.id}: operator reconciliation must preserve the acknowledgement "
                    f"({src['acknowledgement_state']} -> {dst['acknowledgement_state']})",
@@ -255,6 +277,8 @@ def check_remote_effect(m: Model) -> Iterator[Finding]:
 def check_verification(m: Model) -> Iterator[Finding]:
     for edge, src, dst in m.pairs():
         before, after = src["verification_state"], dst["verification_state"]
+        if is_reconciled_resubmit(edge, src, dst):
+            continue
         if edge.automatic and before in {"FAILED", "NOT_PROVABLE"} and after != before:
             yield (f"{edge.id}: verification {before} -> {after} is only an operator "
                    "reconciliation", edge.path)

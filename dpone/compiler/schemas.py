@@ -14,7 +14,7 @@ from dpone.contracts.binding import (
     ConnectionBinding,
     EnvironmentDocument,
 )
-from dpone.contracts.documents import DOCUMENTS, FAULT_MATRIX_SCHEMA_ID, RemoteEffectFaultMatrix
+from dpone.contracts.documents import ARTIFACT_DOCUMENTS, DOCUMENTS
 from dpone.contracts.mapping import MAPPING_SCHEMA_ID, PayloadMapping
 from dpone.contracts.plan import PLAN_SCHEMA_ID, RestDeliveryPlan
 from dpone.contracts.profile import PROFILE_SCHEMA_ID, OperationProfile
@@ -32,11 +32,11 @@ MODELS: dict[str, Any] = {
     PLAN_SCHEMA_ID: RestDeliveryPlan,
     SOURCE_PARENT_SCHEMA_ID: SourceParent,
     **DOCUMENTS,
-    FAULT_MATRIX_SCHEMA_ID: RemoteEffectFaultMatrix,
+    **ARTIFACT_DOCUMENTS,
 }
 """Schema id -> the model (or annotated union of models) its schema is generated from: every
-authored and compiled artifact, every ``--format json`` document of the CLI, and the evidence
-document of the process-cut fault matrix."""
+authored and compiled artifact, every ``--format json`` document of the CLI, and the documents
+that are not command output (operator evidence, reconciliations, the fault matrix's record)."""
 
 
 def _close(node: Any) -> None:

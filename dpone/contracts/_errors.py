@@ -183,6 +183,24 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
     _ce("receiver.terminal_failure", "The receiver ended the job as failed or cancelled and its "
         "counters prove no row applied: fix the cause, then deliver a new generation.",
         exit_class=5),
+    _ce("reconcile.evidence_invalid", "Write the evidence as one dpone.operator_evidence.v1 JSON "
+        "document (at most 16 KiB): exactly schema, effect (applied | not_applied | "
+        "partially_applied), accepted_rows, rejected_rows, receiver_reference, attested_by and an "
+        "optional note."),
+    _ce("reconcile.digest_mismatch", "The delivery was planned under another release or profile "
+        "contract than the one you expected: inspect it and pass the digests `dpone delivery "
+        "inspect` shows, or reconcile the delivery you meant."),
+    _ce("reconcile.not_reconcilable", "Only a child whose effect is unknown or partial is "
+        "reconciled: inspect the delivery and follow its allowed actions."),
+    _ce("reconcile.proof_required", "Give the proof: --receipt-id R (the job you found in the "
+        "receiver's console) or --evidence FILE (a dpone.operator_evidence.v1 document)."),
+    _ce("reconcile.key_mismatch", "The receipt names the job of another delivery key: find the "
+        "job whose key is this child's (`dpone delivery inspect` shows it) and reconcile again; "
+        "nothing was recorded.", exit_class=4, retry=_R.RECONCILIATION_ONLY),
+    _ce("reconcile.counts_contradict", "The counters contradict the sealed rows of the child "
+        "(more rows than were sealed, or an applied effect that does not account for every "
+        "row): recheck the receiver's counts; nothing was recorded.", exit_class=4,
+        retry=_R.RECONCILIATION_ONLY),
     _ce("plan.not_found", "Compile the plan with `dpone plan` first, or fix the digest."),
     _ce("plan.digest_mismatch", "The plan file was altered; recompile it."),
 )

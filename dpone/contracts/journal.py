@@ -245,3 +245,26 @@ class TransitionRequest(StrictModel):
     next_check_after: dt.datetime | None = None
     error_code: str | None = None
     observation: dict[str, Any] | None = None
+
+
+class ReconcileRequest(StrictModel):
+    """One operator reconciliation, recorded in one critical transaction under the operator
+    lease: the contract's open transition (a new reconciliation id), its resolve transition
+    (the new evidence digest and the facts it proves), and the operator audit row.
+
+    ``audit`` holds what the audit row's ``digests`` record besides the command and the before
+    and after revisions (the proof kind and the reconciliation artifact's digest).
+    """
+
+    operation_id: str
+    expected_revision: NonNegative
+    open_transition_id: str
+    resolve_transition_id: str
+    facts: tuple[str, ...]
+    reconciliation_id: str
+    evidence_digest: Digest
+    actor: Annotated[str, Field(min_length=1, max_length=256)]
+    receipt: dict[str, Any] | None = None
+    next_check_after: dt.datetime | None = None
+    error_code: str | None = None
+    audit: dict[str, str | int] = {}

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         MutationGate,
         ParentAdmission,
         ParentOperation,
+        ReconcileRequest,
         Tenancy,
         TransitionRequest,
     )
@@ -144,6 +145,14 @@ class DeliveryJournalPort(DeliveryJournalView, Protocol):
         ...
 
     def transition(self, request: TransitionRequest, lease: Lease) -> ChildOperation: ...
+
+    def reconcile(self, request: ReconcileRequest, lease: Lease) -> ChildOperation:
+        """One operator reconciliation in one critical transaction under the live operator
+        ``lease``: the open and resolve contract transitions as a CAS on
+        ``request.expected_revision``, the remote-job slot released when the effect is proven
+        applied or not applied (kept while unknown, partial or still running), and the
+        ``operator_reconcile`` audit row. A refusal changes nothing."""
+        ...
 
     def promote_frontier(self, parent_id: str, lease: Lease) -> int: ...
 

@@ -26,6 +26,7 @@ from dpone.contracts.journal import (
     MutationGate,
     ParentAdmission,
     ParentOperation,
+    ReconcileRequest,
     Tenancy,
     TransitionRequest,
 )
@@ -36,7 +37,7 @@ from dpone.journal._leases import acquire, admitted_lease_refusal, live_lease, r
 from dpone.journal._lookup import parent_operation, require_child
 from dpone.journal._models import attempt_view, child_model, delivery_summaries, observation_view
 from dpone.journal._rows import EnvironmentRow, ParentRow
-from dpone.journal._tx import admit, promote, repair, submit, transition
+from dpone.journal._tx import admit, promote, reconcile, repair, submit, transition
 from dpone.journal._unit import UnitOfWork
 
 _T = TypeVar("_T")
@@ -174,6 +175,11 @@ class JournalBase(ABC):
         contract = self.contract
         return self._run(
             lambda tx: transition.transition(tx, contract, request, lease), "critical")
+
+    def reconcile(self, request: ReconcileRequest, lease: Lease) -> ChildOperation:
+        contract = self.contract
+        return self._run(
+            lambda tx: reconcile.reconcile(tx, contract, request, lease), "critical")
 
     def promote_frontier(self, parent_id: str, lease: Lease) -> int:
         contract = self.contract

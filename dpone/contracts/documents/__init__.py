@@ -56,6 +56,22 @@ from dpone.contracts.documents._inspection import (
     VerificationBasis,
 )
 from dpone.contracts.documents._list import DELIVERY_LIST_SCHEMA_ID, DeliveryList, ListedDelivery
+from dpone.contracts.documents._reconciliation import (
+    MAX_EVIDENCE_BYTES,
+    OPERATOR_EVIDENCE_SCHEMA_ID,
+    RECONCILE_RESULT_SCHEMA_ID,
+    RECONCILIATION_KEY_PREFIX,
+    RECONCILIATION_SCHEMA_ID,
+    ArtifactSummary,
+    OperatorEvidence,
+    ProofKind,
+    ProvenEffect,
+    ReconciledCounters,
+    ReconciledState,
+    ReconcileResult,
+    Reconciliation,
+    ReconciliationProof,
+)
 from dpone.contracts.documents._report import Interval, Report, Timestamp
 from dpone.contracts.documents._resume import RESUME_PREVIEW_SCHEMA_ID, PreviewChild, ResumePreview
 from dpone.contracts.documents._seal import (
@@ -73,11 +89,21 @@ DOCUMENTS: Final[dict[str, Any]] = {
     DELIVERY_INSPECTION_SCHEMA_ID: DeliveryInspection,
     RESUME_PREVIEW_SCHEMA_ID: ResumePreview,
     DELIVERY_LIST_SCHEMA_ID: DeliveryList,
+    RECONCILE_RESULT_SCHEMA_ID: ReconcileResult,
     ERROR_SCHEMA_ID: ErrorDocument,
 }
 """Schema id -> the type its JSON Schema is generated from (a model or an annotated union)."""
 
+ARTIFACT_DOCUMENTS: Final[dict[str, Any]] = {
+    OPERATOR_EVIDENCE_SCHEMA_ID: OperatorEvidence,
+    RECONCILIATION_SCHEMA_ID: Reconciliation,
+    FAULT_MATRIX_SCHEMA_ID: RemoteEffectFaultMatrix,
+}
+"""Documents that are not command output: what an operator writes, what reconcile stores, and
+the process-cut fault matrix's evidence."""
+
 __all__ = [
+    "ARTIFACT_DOCUMENTS",
     "CHECK_RESULT_SCHEMA_ID",
     "DELIVERY_INSPECTION_SCHEMA_ID",
     "DELIVERY_LIST_SCHEMA_ID",
@@ -85,9 +111,15 @@ __all__ = [
     "DOCUMENTS",
     "ERROR_SCHEMA_ID",
     "FAULT_MATRIX_SCHEMA_ID",
+    "MAX_EVIDENCE_BYTES",
+    "OPERATOR_EVIDENCE_SCHEMA_ID",
     "PLAN_RESULT_SCHEMA_ID",
+    "RECONCILE_RESULT_SCHEMA_ID",
+    "RECONCILIATION_KEY_PREFIX",
+    "RECONCILIATION_SCHEMA_ID",
     "RESUME_PREVIEW_SCHEMA_ID",
     "SEAL_RESULT_SCHEMA_ID",
+    "ArtifactSummary",
     "AttemptSummary",
     "BindingSummary",
     "BlockedResult",
@@ -115,12 +147,20 @@ __all__ = [
     "MatrixTotals",
     "MutationSummary",
     "ObservationSummary",
+    "OperatorEvidence",
     "PendingResult",
     "PendingSection",
     "PlanResult",
     "PreviewChild",
     "ProfileSummary",
+    "ProofKind",
+    "ProvenEffect",
     "ReceiptScalar",
+    "ReconcileResult",
+    "ReconciledCounters",
+    "ReconciledState",
+    "Reconciliation",
+    "ReconciliationProof",
     "RemoteEffectFaultMatrix",
     "Report",
     "ResumePreview",

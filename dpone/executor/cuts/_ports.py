@@ -29,6 +29,7 @@ from dpone.contracts.journal import (
     MutationGate,
     ParentAdmission,
     ParentOperation,
+    ReconcileRequest,
     Tenancy,
     TransitionRequest,
 )
@@ -42,9 +43,11 @@ JOURNAL_WRITE_POINTS: Final[Mapping[str, str]] = {
     "admit_parent": "admission",
     "acquire_lease": "lease_acquire",
     "release_lease": "lease_release",
+    "renew_lease": "lease_renew",
     "plan_attempt": "attempt_plan",
     "enter_submitting": "submitting",
     "transition": "transition",
+    "reconcile": "reconciliation",
     "promote_frontier": "frontier",
     "set_mutation_gate": "mutation_gate",
 }
@@ -114,6 +117,9 @@ class CuttingJournal:
     def release_lease(self, lease: Lease) -> None:
         self._write("release_lease", lambda: self._journal.release_lease(lease))
 
+    def renew_lease(self, lease: Lease, ttl_seconds: int) -> Lease:
+        return self._write("renew_lease", lambda: self._journal.renew_lease(lease, ttl_seconds))
+
     def plan_attempt(self, operation_id: str, lease: Lease) -> AttemptPlan:
         attempt = self._write("plan_attempt",
                               lambda: self._journal.plan_attempt(operation_id, lease))
@@ -129,6 +135,9 @@ class CuttingJournal:
     def transition(self, request: TransitionRequest, lease: Lease) -> ChildOperation:
         return self._around(transition_point(request.transition_id),
                             lambda: self._journal.transition(request, lease))
+
+    def reconcile(self, request: ReconcileRequest, lease: Lease) -> ChildOperation:
+        return self._write("reconcile", lambda: self._journal.reconcile(request, lease))
 
     def promote_frontier(self, parent_id: str, lease: Lease) -> int:
         return self._write("promote_frontier",

@@ -21,6 +21,7 @@ from dpone.executor.supervisor._actions import (
 from dpone.executor.supervisor._admission import parent_admission, plan_tenancy
 from dpone.executor.supervisor._context import RetryWait
 from dpone.executor.supervisor._deliver import check_profile, deliver, deliver_sync
+from dpone.executor.supervisor._observe import echo_matches, expected_echo, phase_of
 from dpone.executor.supervisor._request import outbound_request, poll_request
 from dpone.executor.supervisor._results import (
     ChildReceipt,
@@ -46,9 +47,12 @@ __all__ = [
     "deliver",
     "deliver_sync",
     "delivery_status",
+    "echo_matches",
+    "expected_echo",
     "finished",
     "outbound_request",
     "parent_admission",
+    "phase_of",
     "plan_tenancy",
     "poll_request",
     "resume",

@@ -22,6 +22,11 @@ OBSERVING_STATES: Final = frozenset({S.ACCEPTED, S.WAITING})
 """A durable receipt: the only continuation is the read-only ``poll_receipt``."""
 VERIFYING_STATES: Final = frozenset({S.VERIFYING_SUCCEEDED, S.VERIFYING_FAILED,
                                      S.VERIFYING_CANCELLED, S.VERIFYING_EXPIRED})
+NO_EFFECT_STATES: Final = frozenset({
+    S.FINAL_NOT_ACCEPTED_NONE, S.FINAL_ACCEPTED_NONE, S.FINAL_FAILED_NONE,
+    S.FINAL_CANCELLED_NONE, S.FINAL_EXPIRED_NONE, S.FINAL_PROTOCOL_UNKNOWN_NONE})
+"""Finalized with no effect after a request: resubmitted (same delivery key, new attempt) only
+when an operator reconciliation proved it (:func:`reconciled_absent`)."""
 
 AWAITS_FIX_CODES: Final = frozenset({"credential.rejected", "credential.unavailable"})
 """A child left in RETRY_WAIT with one of these codes waits for an operator's fix (the
@@ -69,13 +74,21 @@ def finished(child: ChildOperation | ChildStanding) -> bool:
     return child.axes.checkpoint_state == "PROMOTED" or child.empty_input == "skipped"
 
 
+def reconciled_absent(child: ChildOperation | ChildStanding) -> bool:
+    """``child`` stands finalized with no effect and no error code: an operator reconciliation
+    proved that nothing was applied (automatic verification records ``receiver.terminal_failure``),
+    so resuming submits the same delivery key again. The journal proves it once more from its
+    audit before it lets the attempt enter SUBMITTING."""
+    return child.state_name in NO_EFFECT_STATES and child.last_error_code is None
+
+
 def allowed_actions(child: ChildOperation | ChildStanding) -> tuple[OperatorAction, ...]:
     """The machine-readable next actions for ``child`` as the journal holds it."""
     if finished(child):
         return ()
     if child.axes.checkpoint_state == "ELIGIBLE":
         return ("promote_checkpoint",)
-    if child.state_name in SUBMITTABLE_STATES:
+    if child.state_name in SUBMITTABLE_STATES or reconciled_absent(child):
         return ("resume_delivery",)
     if child.state_name in OBSERVING_STATES:
         return ("poll_receipt",)
@@ -101,7 +114,7 @@ def resume_step(child: ChildOperation | ChildStanding,
     if (child.state_name == S.SEALED and child.without_rows
             and not (plan is not None and submits_empty(plan))):
         return "finalize_empty_input"
-    if child.state_name in SUBMITTABLE_STATES:
+    if child.state_name in SUBMITTABLE_STATES or reconciled_absent(child):
         return "submit"
     if child.state_name in OBSERVING_STATES:
         return "poll_receipt"

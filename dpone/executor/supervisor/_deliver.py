@@ -38,6 +38,7 @@ from dpone.executor.supervisor._actions import (
     SUBMITTABLE_STATES,
     VERIFYING_STATES,
     finished,
+    reconciled_absent,
     submits_empty,
 )
 from dpone.executor.supervisor._admission import parent_admission
@@ -146,7 +147,7 @@ def _child(ctx: RunContext, operation: ChildOperation, sealed: SealedChild, *,
         operation = finalized
     if operation.state_name in IN_FLIGHT_STATES:
         return _take_over(ctx, operation)
-    if operation.state_name in SUBMITTABLE_STATES:
+    if operation.state_name in SUBMITTABLE_STATES or reconciled_absent(operation):
         submitted = submit(ctx, operation, sealed)
         if isinstance(submitted, DeliveryBlocked):
             return submitted

@@ -59,7 +59,8 @@ _STOP_CODES: Final[Mapping[PollOutcome, str | None]] = {
 }
 
 
-def _phase(poll: Poll, word: str) -> PollOutcome:
+def phase_of(poll: Poll, word: str) -> PollOutcome:
+    """The poll outcome a phase word of the profile means."""
     if word in poll.running:
         return "running"
     if word in poll.succeeded or word in poll.partial:
@@ -175,7 +176,7 @@ def _record_poll(ctx: RunContext, poll: Poll, operation: ChildOperation, sealed:
                     update={"required": False})
         try:
             values.update(extract(extractors, response, bounds))
-            outcome = _phase(poll, str(values["phase"]))
+            outcome = phase_of(poll, str(values["phase"]))
         except ExtractionError:
             outcome = "protocol_unknown"
     code = _STOP_CODES[outcome]

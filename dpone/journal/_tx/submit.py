@@ -19,11 +19,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from dpone.contracts._axes import ExecutionState
 from dpone.contracts._errors import DponeError
 from dpone.contracts.journal import AttemptPlan, ChildOperation, Lease
 from dpone.contracts.state import Fact, StateContract, StateName, Transition
 from dpone.journal._capacity import reserve
 from dpone.journal._cas import apply_decision, guarded
+from dpone.journal._effects import absence_reconciled
 from dpone.journal._environment import environment
 from dpone.journal._ids import attempt_id
 from dpone.journal._leases import check_lease_identity, check_submit_holder, live_lease
@@ -34,8 +36,16 @@ from dpone.journal._rows import ChildRow, ParentRow
 from dpone.journal._unit import UnitOfWork
 
 SUBMIT_TRANSITIONS: Final[Mapping[str, Transition]] = {
-    StateName.SEALED: Transition.SEALED_SUBMIT, StateName.RETRY_WAIT: Transition.RETRY_WAIT_DUE}
-"""The transitions ``enter_submitting`` takes for a first attempt or a due retry, by source."""
+    StateName.SEALED: Transition.SEALED_SUBMIT, StateName.RETRY_WAIT: Transition.RETRY_WAIT_DUE,
+    StateName.FINAL_NOT_ACCEPTED_NONE: Transition.RECONCILED_NOT_ACCEPTED_NONE_RESUBMIT,
+    StateName.FINAL_ACCEPTED_NONE: Transition.RECONCILED_ACCEPTED_NONE_RESUBMIT,
+    StateName.FINAL_FAILED_NONE: Transition.RECONCILED_FAILED_NONE_RESUBMIT,
+    StateName.FINAL_CANCELLED_NONE: Transition.RECONCILED_CANCELLED_NONE_RESUBMIT,
+    StateName.FINAL_EXPIRED_NONE: Transition.RECONCILED_EXPIRED_NONE_RESUBMIT,
+    StateName.FINAL_PROTOCOL_UNKNOWN_NONE: Transition.RECONCILED_PROTOCOL_UNKNOWN_NONE_RESUBMIT}
+"""The transitions ``enter_submitting`` takes for a first attempt, a due retry, or a resubmit of
+the same delivery key after an operator reconciliation proved that nothing was applied (the
+journal proves ``absence_reconciled`` from the audit; automatic verification never does)."""
 REPLAY_TRANSITIONS: Final[Mapping[str, Transition]] = {
     StateName.SUBMITTING: Transition.SUBMITTING_FENCED_REPLAY,
     StateName.SUBMITTING_FENCED_REPLAY: Transition.REPLAY_AGAIN}
@@ -92,7 +102,8 @@ def plan_attempt(tx: UnitOfWork, operation_id: str, lease: Lease) -> AttemptPlan
                        marker_key=marker_key(namespace, operation_id, ordinal), marker=marker)
 
 
-def _submit_facts(tx: UnitOfWork, row: ChildRow, transition_id: str) -> frozenset[str]:
+def _submit_facts(tx: UnitOfWork, contract: StateContract, row: ChildRow,
+                  transition_id: str) -> frozenset[str]:
     """What this transaction proves for the transition into SUBMITTING (its trigger and
     evidence name are the contract's)."""
     facts = {Fact.MAY_ATTEMPT_MARKER_DURABLE, Fact.CAPACITY_RESERVED, Fact.MUTATION_GATE_OPEN}
@@ -105,6 +116,9 @@ def _submit_facts(tx: UnitOfWork, row: ChildRow, transition_id: str) -> frozense
         due = row.next_check_after
         if due is None or due <= tx.now():
             facts.add(Fact.RETRY_DELAY_ELAPSED)
+    elif row.state.execution_state is ExecutionState.FINALIZED and absence_reconciled(
+            tx, contract, row):
+        facts.add(Fact.ABSENCE_RECONCILED)
     return frozenset(facts)
 
 
@@ -155,7 +169,7 @@ def enter_submitting(tx: UnitOfWork, contract: StateContract, attempt: AttemptPl
                              f"current epoch is {epoch}")
     decision = guarded(contract, row, transition_id, expected_revision=expected_revision,
                        lease_kind="mutation", lease_epoch=marker_epoch, current_epoch=epoch,
-                       facts=_submit_facts(tx, row, transition_id))
+                       facts=_submit_facts(tx, contract, row, transition_id))
     refusal = fence_refusal(tx, row)
     if refusal is not None:
         raise refusal

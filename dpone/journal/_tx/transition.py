@@ -10,56 +10,22 @@ names the transition and proves its facts; the trigger comes from the contract.
 
 from __future__ import annotations
 
-from dpone.contracts._axes import ExecutionState, RemoteEffect
 from dpone.contracts._errors import DponeError
 from dpone.contracts.journal import ChildOperation, Lease, TransitionRequest
-from dpone.contracts.state import Fact, ListedTransition, StateContract, StateName, StateTuple
+from dpone.contracts.state import Fact, ListedTransition, StateContract, StateName
 from dpone.journal._cas import apply_decision, guarded
+from dpone.journal._effects import raise_watermark, records_watermark, releases_capacity
 from dpone.journal._environment import environment
-from dpone.journal._fence import Interval, merge_watermark
 from dpone.journal._leases import check_lease_identity, check_submit_holder, live_lease
 from dpone.journal._lookup import fence_refusal, prior_reconciliation, require_child
 from dpone.journal._models import child_model
-from dpone.journal._rows import ChildRow, WatermarkRow
+from dpone.journal._rows import ChildRow
 from dpone.journal._unit import UnitOfWork
 
 MAX_OBSERVATIONS_PER_OPERATION = 64
 """Verbose observations kept per operation; older ones are pruned (the receipt stays)."""
 WITHOUT_ROWS = Fact.SEALED_WITHOUT_ROWS
 """The guard fact of finalizing an empty child without a request: the journal proves it."""
-
-
-def releases_capacity(target: StateTuple) -> bool:
-    """RETRY_WAIT and FINALIZED tuples release the attempt's remote-job reservation.
-
-    FINALIZED leaves no automatic delivery transition (an ELIGIBLE checkpoint only awaits
-    promotion). A finalized UNKNOWN remote effect keeps its reservation: the receiver job may
-    still run, so only reconciliation (or an audited operator transfer) frees it.
-    """
-    if target.execution_state is ExecutionState.RETRY_WAIT:
-        return True
-    return (target.execution_state is ExecutionState.FINALIZED
-            and target.remote_effect is not RemoteEffect.UNKNOWN)
-
-
-def records_watermark(target: StateTuple, mutation_kind: str) -> bool:
-    """A fully applied replacement raises the domain's interval watermark."""
-    return (mutation_kind == "partition_replace"
-            and target.execution_state is ExecutionState.FINALIZED
-            and target.remote_effect is RemoteEffect.FULLY_APPLIED)
-
-
-def _raise_watermark(tx: UnitOfWork, row: ChildRow) -> None:
-    domain, bounds = row.effect_conflict_domain, row.scope
-    new = Interval(bounds, row.generation)
-    removed = [WatermarkRow.decode(tx.codec, stored) for stored in tx.all(
-        "remove_touching_watermarks", domain=domain, lo=bounds.lo, hi=bounds.hi)]
-    origin = {mark.interval.generation: mark.operation_id for mark in removed}
-    origin[new.generation] = row.operation_id
-    for piece in merge_watermark([mark.interval for mark in removed], new):
-        tx.run("insert_watermark", domain=domain, lo=piece.scope.lo, hi=piece.scope.hi,
-               generation_end=piece.generation[0], correction_revision=piece.generation[1],
-               operation_id=origin[piece.generation])
 
 
 def _check_empty_input(tx: UnitOfWork, row: ChildRow, listed: ListedTransition) -> None:
@@ -133,5 +99,5 @@ def transition(tx: UnitOfWork, contract: StateContract, request: TransitionReque
         tx.run("release_operation_capacity", operation_id=request.operation_id,
                reason=request.transition_id)
     if records_watermark(decision.target, row.mutation_kind):
-        _raise_watermark(tx, updated)
+        raise_watermark(tx, updated)
     return child_model(updated)

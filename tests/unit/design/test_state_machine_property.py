@@ -44,6 +44,9 @@ PROBES = ("another_tuple", "stale_revision", "stale_epoch", "wrong_lease", "miss
 STARTS = sorted(name for name in CONTRACT.tuples if CONTRACT.outgoing(name))
 # What may enter RETRY_WAIT: the transport's proof that no request started (within the retry
 # budget), or a recorded answer the profile certifies as refused before any effect.
+# A terminal NONE_PROVEN tuple reached by an operator reconciliation may submit the same key
+# again: that exit is guarded by this fact, which automatic verification never proves.
+RECONCILED_ABSENCE = "absence_reconciled"
 RETRY_WAIT_PROOFS = {
     "REQUEST_NOT_STARTED": {"request_not_started_proof", "retry_budget_remaining"},
     "REJECTED_BEFORE_EFFECT": {"response_recorded", "rejection_certified_before_effect"},
@@ -157,9 +160,15 @@ class DeliveryMachine(RuleBasedStateMachine):
                 RemoteEffect.UNKNOWN):
             assert not transition.automatic and transition.lease is LeaseKind.OPERATOR
             assert transition.reconciliation is ReconciliationStep.RESOLVE
-        if transition.automatic and source.acknowledgement_state != target.acknowledgement_state:
+        if (transition.automatic and source.acknowledgement_state != target.acknowledgement_state
+                and RECONCILED_ABSENCE not in transition.requires):
             assert transition.trigger.kind in {TriggerKind.SUBMIT_RESPONSE,
                                                TriggerKind.OBSERVATION}
+        if source.execution_state is ExecutionState.FINALIZED and transition.automatic and (
+                target.execution_state is ExecutionState.SUBMITTING):
+            # Only an operator reconciliation's proof of absence lets the same key go again.
+            assert RECONCILED_ABSENCE in transition.requires
+            assert source.remote_effect is RemoteEffect.NONE_PROVEN
         if target.execution_state is ExecutionState.RETRY_WAIT:
             assert target.remote_effect is RemoteEffect.NONE_PROVEN
             assert evidence.name in RETRY_WAIT_PROOFS
@@ -202,7 +211,8 @@ class DeliveryMachine(RuleBasedStateMachine):
     @invariant()
     def terminal_tuples_have_no_automatic_exit(self) -> None:
         if CONTRACT.is_terminal(self.state):
-            assert not any(t.automatic for t in self.outgoing())
+            assert not any(t.automatic and RECONCILED_ABSENCE not in t.requires
+                           for t in self.outgoing())
 
 
 DeliveryMachine.TestCase.settings = settings(max_examples=100, stateful_step_count=30,

@@ -358,3 +358,9 @@ SELECT %(environment_id)s, r.operation_namespace, r.tenant_id, r.actor, r.operat
 SELECT reconciliation_id, evidence_digest FROM rest_delivery_audit
  WHERE operation_id = %(operation_id)s AND environment_id = %(environment_id)s
    AND (reconciliation_id IS NOT NULL OR evidence_digest IS NOT NULL);
+
+-- name: audit_transitions_at_revision
+-- The transitions recorded at one revision of an operation (what produced its current tuple).
+SELECT transition_id FROM rest_delivery_audit
+ WHERE operation_id = %(operation_id)s AND environment_id = %(environment_id)s
+   AND revision = %(revision)s;

@@ -319,3 +319,9 @@ VALUES (:environment_id, :operation_namespace, :tenant_id, :actor, :operation_id
 SELECT reconciliation_id, evidence_digest FROM rest_delivery_audit
  WHERE operation_id = :operation_id AND environment_id = :environment_id
    AND (reconciliation_id IS NOT NULL OR evidence_digest IS NOT NULL);
+
+-- name: audit_transitions_at_revision
+-- The transitions recorded at one revision of an operation (what produced its current tuple).
+SELECT transition_id FROM rest_delivery_audit
+ WHERE operation_id = :operation_id AND environment_id = :environment_id
+   AND revision = :revision;

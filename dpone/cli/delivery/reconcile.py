@@ -1,0 +1,258 @@
+"""`dpone delivery reconcile`: prove one child's remote effect and record it, audited.
+
+The proof is a read-only poll of a receipt the operator found (``--receipt-id R``, receiver
+proven) or an operator evidence document (``--evidence FILE``, ``dpone.operator_evidence.v1``,
+operator attested). Without ``--apply`` it shows what it would record (the poll is read-only, so
+the preview may poll); nothing is written. With ``--apply`` it takes the operator lease, writes
+the immutable ``dpone.rest_delivery_reconciliation.v1`` artifact create-if-absent and records the
+effect in one journal transaction with an ``operator_reconcile`` audit row; the lease is
+released on every exit path. Exit 0 when a proof is recorded (or would be), 4 when the effect
+stays unknown or partial, 2 or 4 when the proof contradicts the durable facts (nothing written).
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final, Literal
+
+import click
+from pydantic import ValidationError
+
+from dpone.artifacts import open_artifact_store
+from dpone.cli._hints import Locators, inspect_command, resume_command
+from dpone.cli._hints import reconcile_command as reconcile_hint
+from dpone.cli._inputs import (
+    DEFAULT_ARTIFACTS,
+    close_quietly,
+    journal_options,
+    load_delivery,
+    open_existing_journal,
+    open_journal,
+    parse_operation_id,
+    stored_plan,
+)
+from dpone.cli._output import FORMAT_OPTION, emit, run_guarded
+from dpone.cli.delivery._delivery_run import LazyTransport, holder
+from dpone.contracts import DponeError
+from dpone.contracts.design import load_state_contract
+from dpone.contracts.documents import (
+    MAX_EVIDENCE_BYTES,
+    ArtifactSummary,
+    OperatorEvidence,
+    ProvenEffect,
+    ReconciledState,
+    ReconcileResult,
+)
+from dpone.contracts.journal import ChildOperation, ParentOperation
+from dpone.contracts.plan import RestDeliveryPlan
+from dpone.contracts.ports import ImmutableArtifactPort
+from dpone.contracts.sealed import SealedChild
+from dpone.executor.reconcile import (
+    Proof,
+    prove_by_evidence,
+    prove_by_receipt,
+    reconcilable,
+    reconciliation,
+    record,
+    resolution,
+)
+from dpone.executor.supervisor import check_profile, sealed_children
+from dpone.executor.transport import transport_for
+
+_RECORDED_EXIT: Final[Mapping[ProvenEffect, Literal[0, 4]]] = {
+    "applied": 0, "not_applied": 0, "running": 0, "partially_applied": 4, "unknown": 4}
+
+
+def read_evidence(path: Path) -> OperatorEvidence:
+    """The operator's evidence file, closed and bounded; anything else is exit 2 naming it."""
+
+    def invalid(message: str) -> DponeError:
+        return DponeError(code="reconcile.evidence_invalid", message=f"{path}: {message}",
+                          details={"path": str(path)})
+
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_EVIDENCE_BYTES + 1)
+    except OSError as error:
+        raise invalid(f"cannot be read ({error.strerror})") from None
+    if len(data) > MAX_EVIDENCE_BYTES:
+        raise invalid(f"is larger than {MAX_EVIDENCE_BYTES} bytes")
+    try:
+        document = json.loads(data.decode("utf-8"))
+        return OperatorEvidence.model_validate(document)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise invalid("is not a UTF-8 JSON document") from None
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(str(part) for part in item['loc']) or '<root>'}: "
+                             f"{item['msg']}" for item in error.errors()[:5])
+        raise invalid(f"is not a dpone.operator_evidence.v1 document: {problems}") from None
+
+
+def _child(parent: ParentOperation, parent_id: str, child_id: str | None) -> ChildOperation:
+    if child_id is None:
+        open_children = [c.operation_id for c in parent.children
+                         if reconcilable(load_state_contract(), c) is not None]
+        raise DponeError(code="input.invalid_argument", operation_id=parent_id,
+                         message=f"{parent_id} is a delivery; reconcile one child operation id"
+                         f" (unknown or partial: {', '.join(open_children) or 'none'})",
+                         details={"children": open_children})
+    return next(c for c in parent.children if c.operation_id == child_id)
+
+
+def _guards(plan: RestDeliveryPlan, parent: ParentOperation, release: str | None,
+            profile: str | None) -> None:
+    for name, expected, actual in (
+            ("release (plan) digest", release, parent.plan_digest),
+            ("profile contract digest", profile, plan.profile.profile_contract_digest)):
+        if expected is not None and expected != actual:
+            raise DponeError(code="reconcile.digest_mismatch", operation_id=parent.parent_id,
+                             message=f"expected {name} {expected}, the delivery has {actual}",
+                             details={"expected": expected, "actual": actual})
+
+
+def _text(document: ReconcileResult) -> str:
+    verb = "recorded" if document.applied else "would record (preview: nothing written)"
+    proof = document.proof
+    counters = document.counters
+    lines = [f"reconcile child {document.ordinal} {document.operation_id}: {verb}",
+             f"  proof {proof.kind} ({proof.authority})"
+             + (f" receipt {proof.receipt_id}" if proof.receipt_id else "")
+             + (f" attested by {proof.attested_by}" if proof.attested_by else ""),
+             f"  counters: {counters.accepted_rows} accepted, {counters.rejected_rows} rejected "
+             f"of {counters.sealed_rows} sealed row(s)",
+             f"  effect {document.effect}: {document.before.state_name} (revision "
+             f"{document.before.revision}) -> {document.after.state_name} (revision "
+             f"{document.after.revision})",
+             f"  remote-job slot {document.capacity}",
+             f"  reconciliation {document.reconciliation_id}"]
+    if document.reconciliation_artifact is not None:
+        lines.append(f"  artifact {document.reconciliation_artifact.key}")
+    if document.next_command:
+        lines.append(f"next: {document.next_command}")
+    return "\n".join(lines)
+
+
+@click.command(name="reconcile")
+@journal_options("Plan store holding plans/sha256/<hex>.json (written by `dpone deliver`).")
+@click.option("--artifacts", "artifacts_url", default=DEFAULT_ARTIFACTS, show_default=True,
+              help="Artifact store holding the sealed payloads; the reconciliation is written "
+                   "there.")
+@click.option("--receipt-id", "receipt_id", default=None,
+              help="A receipt (job id) found in the receiver's console: polled read-only.")
+@click.option("--evidence", "evidence_path", default=None,
+              type=click.Path(path_type=Path, dir_okay=False),
+              help="A dpone.operator_evidence.v1 JSON document (operator attested).")
+@click.option("--expected-release-digest", "release_digest", default=None,
+              help="Guard: the plan digest the delivery must have been planned under.")
+@click.option("--expected-profile-contract-digest", "profile_digest", default=None,
+              help="Guard: the operation profile contract digest the delivery must carry.")
+@click.option("--actor", "actor", default=None,
+              help="Who reconciles, for the audit row (default: the OS user).")
+@click.option("--apply", "apply", is_flag=True,
+              help="Record the proof. Without it: a read-only preview.")
+@FORMAT_OPTION
+def reconcile_command(operation_id: str, environment_id: str, journal_url: str, plans: Path,
+                      artifacts_url: str, receipt_id: str | None, evidence_path: Path | None,
+                      release_digest: str | None, profile_digest: str | None,
+                      actor: str | None, apply: bool, fmt: str) -> None:
+    """Prove one child's unknown or partial remote effect and record it (audited).
+
+    Exit 0 when the proof is recorded (or, without --apply, would be): applied, not applied,
+    or a job still running; 4 when the effect stays unknown or partial; 2 for invalid input or a
+    digest guard mismatch; 4 when the proof contradicts the journal (another delivery key,
+    counts above the sealed rows). A refusal writes nothing.
+    """
+
+    def body() -> int:
+        if (receipt_id is None) == (evidence_path is None):
+            raise DponeError(code="reconcile.proof_required",
+                             message="give exactly one proof: --receipt-id or --evidence")
+        parent_id, child_id = parse_operation_id(operation_id)
+        evidence = read_evidence(evidence_path) if evidence_path is not None else None
+        store = open_artifact_store(artifacts_url)
+        parent, child, plan, sealed = _load(journal_url, environment_id, plans, store,
+                                            parent_id, child_id)
+        _guards(plan, parent, release_digest, profile_digest)
+        contract = load_state_contract()
+        if reconcilable(contract, child) is None:
+            raise DponeError(code="reconcile.not_reconcilable", operation_id=child.operation_id,
+                             message=f"child {child.ordinal} is {child.state_name}: only a "
+                             "finalized unknown or partial effect is reconciled")
+        proof = (prove_by_evidence(evidence, sealed) if evidence is not None
+                 else _poll(plan, child, sealed, str(receipt_id)))
+        resolved = resolution(contract, child, proof.effect)
+        document = reconciliation(plan, parent, child, proof, resolved)
+        locators = Locators.given(environment=environment_id, journal=journal_url,
+                                  artifacts=artifacts_url, plans=plans)
+        result = ReconcileResult(
+            applied=False, parent_id=parent_id, operation_id=child.operation_id,
+            ordinal=child.ordinal, delivery_key=child.delivery_key,
+            plan_digest=parent.plan_digest,
+            profile_contract_digest=plan.profile.profile_contract_digest,
+            reconciliation_id=document.reconciliation_id, proof=proof.detail,
+            counters=proof.counters, effect=proof.effect, before=document.before,
+            after=ReconciledState(state_name=resolved.target_name, axes=resolved.target,
+                                  revision=child.revision + 2),
+            transitions=document.transitions, receipt=_scalars(proof.receipt or child.receipt),
+            capacity=("released" if proof.effect in ("applied", "not_applied") else "kept"),
+            next_command=reconcile_hint(child.operation_id, locators, *(
+                ["--receipt-id", str(receipt_id)] if receipt_id is not None
+                else ["--evidence", str(evidence_path)])),
+            exit_code=_RECORDED_EXIT[proof.effect])
+        if apply:
+            writer = open_journal(journal_url, environment_id=environment_id,
+                                  tier=plan.environment.snapshot.tier)
+            try:
+                updated, stored = record(writer, store, document, proof, resolved,
+                                         actor=actor or getpass.getuser(), holder=holder())
+            finally:
+                close_quietly(writer)
+            result = result.model_copy(update={
+                "applied": True,
+                "after": ReconciledState(state_name=updated.state_name, axes=updated.axes,
+                                         revision=updated.revision),
+                "receipt": _scalars(updated.receipt),
+                "reconciliation_artifact": ArtifactSummary(key=stored.key, digest=stored.digest),
+                "next_command": (resume_command(parent_id, locators, wait=True)
+                                 if proof.effect in ("applied", "not_applied", "running")
+                                 else inspect_command(child.operation_id, locators))})
+        emit(result, fmt, _text)
+        return result.exit_code
+
+    run_guarded(fmt, body)
+
+
+def _load(journal_url: str, environment_id: str, plans: Path, store: ImmutableArtifactPort,
+          parent_id: str, child_id: str | None) -> tuple[ParentOperation, ChildOperation,
+                                                         RestDeliveryPlan, SealedChild]:
+    """The delivery, the child, its stored plan and its sealed form (checked against the
+    journal), read without writing anything."""
+    journal = open_existing_journal(journal_url, environment_id=environment_id)
+    try:
+        parent = load_delivery(journal, parent_id, child_id)
+        child = _child(parent, parent_id, child_id)
+        plan = stored_plan(plans, parent.plan_digest)
+        check_profile(plan)
+        sealed = next(s for s in sealed_children(parent, store)
+                      if s.descriptor.ordinal == child.ordinal)
+    finally:
+        close_quietly(journal)
+    return parent, child, plan, sealed
+
+
+def _poll(plan: RestDeliveryPlan, child: ChildOperation, sealed: SealedChild,
+          receipt_id: str) -> Proof:
+    """The read-only receipt poll, over the plan's transport (closed after it)."""
+    transport = LazyTransport(lambda: transport_for(plan))
+    try:
+        return prove_by_receipt(plan, transport, child, sealed, receipt_id)
+    finally:
+        transport.close()
+
+
+def _scalars(receipt: Mapping[str, object] | None) -> dict[str, str | int | bool]:
+    return {key: value for key, value in (receipt or {}).items()
+            if isinstance(value, str | int | bool)}

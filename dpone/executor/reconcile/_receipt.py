@@ -1,0 +1,97 @@
+"""A read-only poll of a receipt the operator found (``--receipt-id``), with the profile's poll.
+
+The poll is the same GET that ``poll_receipt`` sends, rendered from the profile's poll template
+with the operator's receipt id; nothing is ever submitted. Where the profile certifies a key
+echo, an answer that does not echo this child's key names the job of another delivery key and
+is refused (``reconcile.key_mismatch``): nothing of it is recorded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dpone.contracts import DponeError
+from dpone.contracts.journal import ChildOperation
+from dpone.contracts.plan import RestDeliveryPlan
+from dpone.contracts.profile import Extractor
+from dpone.contracts.sealed import SealedChild
+from dpone.contracts.transport import Response
+from dpone.executor.supervisor import echo_matches, expected_echo, phase_of, poll_request
+from dpone.executor.supervisor._transitions import PollOutcome
+from dpone.executor.transport import ExtractionError, RestTransportPort, extract
+
+MAX_RECEIPT_ID_CHARS = 256
+
+
+@dataclass(frozen=True)
+class PolledReceipt:
+    """What one read-only poll of the receipt answered: the outcome and its bounded scalars
+    (``http_status``, ``phase``, counters, ``key_echo``), and the receipt to record."""
+
+    outcome: PollOutcome
+    values: dict[str, str | int]
+    receipt: dict[str, str | int]
+
+
+def receipt_field(plan: RestDeliveryPlan) -> str:
+    """The receipt field the poll path renders (``id`` when the profile names one)."""
+    names = list(plan.profile.snapshot.acknowledgement.receipt)
+    if "id" in names:
+        return "id"
+    if len(names) == 1:
+        return names[0]
+    raise DponeError(code="input.invalid_argument",
+                     message=f"profile {plan.profile.snapshot.ref} has no single receipt field "
+                     "to hold --receipt-id; reconcile with --evidence instead")
+
+
+def poll_receipt(plan: RestDeliveryPlan, transport: RestTransportPort, operation: ChildOperation,
+                 sealed: SealedChild, receipt_id: str) -> PolledReceipt:
+    """Poll ``receipt_id`` read-only and classify the answer for ``operation``."""
+    profile = plan.profile.snapshot
+    poll = profile.acknowledgement.poll
+    if poll is None or profile.protocol_family != "async_bulk_job":
+        raise DponeError(code="input.invalid_argument", operation_id=operation.operation_id,
+                         message=f"profile {profile.ref} ({profile.protocol_family}) has no "
+                         "receipt to poll; reconcile with --evidence FILE instead")
+    if not receipt_id or len(receipt_id) > MAX_RECEIPT_ID_CHARS or not receipt_id.isprintable():
+        raise DponeError(code="input.invalid_argument", operation_id=operation.operation_id,
+                         message=f"--receipt-id must be 1..{MAX_RECEIPT_ID_CHARS} printable "
+                         "characters")
+    receipt: dict[str, str | int] = {receipt_field(plan): receipt_id}
+    response = transport.send(poll_request(plan, receipt))
+    if not isinstance(response, Response) or not (
+            response.status == 200 or response.status in poll.expired_statuses):
+        detail = (f"HTTP {response.status}" if isinstance(response, Response)
+                  else f"{response.kind.value}: {response.detail}")
+        raise DponeError(code="receiver.unavailable", operation_id=operation.operation_id,
+                         message=f"the receipt poll of {receipt_id} got no answer about the job "
+                         f"({detail}); nothing was recorded")
+    bounds = profile.observability.response_bounds
+    values: dict[str, str | int] = {"http_status": response.status}
+    outcome: PollOutcome
+    if response.status in poll.expired_statuses:
+        outcome = "receipt_expired"
+    elif poll.key_echo is not None and not echo_matches(
+            poll.key_echo, expected_echo(poll.key_echo, operation, sealed), response, bounds):
+        raise DponeError(code="reconcile.key_mismatch", operation_id=operation.operation_id,
+                         message=f"receipt {receipt_id} answers about a job that does not echo "
+                         f"the delivery key of child {operation.ordinal}",
+                         details={"receipt_id": receipt_id,
+                                  "delivery_key": operation.delivery_key})
+    else:
+        if poll.key_echo is not None:
+            values["key_echo"] = "matched"
+        extractors: dict[str, Extractor] = {"phase": poll.state}
+        if profile.verification.counters_from == "poll_response":
+            extractors["accepted_rows"] = profile.verification.accepted_rows.model_copy(
+                update={"required": False})
+            if profile.verification.rejected_rows is not None:
+                extractors["rejected_rows"] = profile.verification.rejected_rows.model_copy(
+                    update={"required": False})
+        try:
+            values.update(extract(extractors, response, bounds))
+            outcome = phase_of(poll, str(values["phase"]))
+        except ExtractionError:
+            outcome = "protocol_unknown"
+    return PolledReceipt(outcome=outcome, values=values, receipt={**receipt, **values})
