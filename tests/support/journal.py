@@ -115,4 +115,5 @@ def complete_failed(journal: DeliveryJournalPort, operation_id: str) -> ChildOpe
                  "SYNC_CERTIFIED_REJECTION", ["response_recorded"], lease)
     observer = journal.acquire_lease(operation_id, "observation", "verifier", 60)
     return step(journal, child, "verifying_failed_no_effect", "verification",
-                "NO_EFFECT_VERIFIED", ["verification_recorded", "absence_proven"], observer)
+                "NO_EFFECT_VERIFIED", ["verification_recorded", "absence_proven"], observer,
+                error_code="receiver.terminal_failure")  # as the supervisor's verifier records

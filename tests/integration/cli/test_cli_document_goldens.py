@@ -31,7 +31,8 @@ KINDS = ("dpone.check_result.v1", "dpone.plan_result.v1", "dpone.seal_result.v1"
          "dpone.delivery_result.v1-completed", "dpone.delivery_result.v1-pending",
          "dpone.delivery_result.v1-blocked", "dpone.delivery_result.v1-stopped",
          "dpone.delivery_result.v1-empty", "dpone.delivery_inspection.v1",
-         "dpone.delivery_resume_preview.v1", "dpone.delivery_list.v1", "dpone.error.v1")
+         "dpone.delivery_resume_preview.v1", "dpone.delivery_list.v1",
+         "dpone.delivery_reconcile_result.v1", "dpone.error.v1")
 _AGES = frozenset({"age_s", "receipt_age_s"})
 _VOLATILE = re.compile(r"(?P<hex>[0-9a-f]{64})"
                        r"|(?P<instant>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?)"
@@ -113,10 +114,23 @@ def _runs(dpone: Dpone, receiver: ReceiverThread, root: Path,
     receiver.state.faults.install([{"match": {"method": "POST",
                                               "path_prefix": "/mock/v1/batches/"},
                                     "fault": "commit_then_drop"}])
-    yield "dpone.delivery_result.v1-blocked", _document(
+    blocked = _document(
         dpone.deliver("measurements_sync", ("2026-08-15", "2026-08-22"), "--format", "json"), 4)
+    yield "dpone.delivery_result.v1-blocked", blocked
     yield "dpone.delivery_list.v1", _document(dpone("delivery", "list", "--journal",
                                                     dpone.journal_url, "--format", "json"))
+    unknown = str(blocked["blocked"]["operation_id"])
+    evidence = root / "evidence.json"
+    evidence.write_text(json.dumps({
+        "schema": "dpone.operator_evidence.v1", "effect": "applied",
+        "accepted_rows": next(c["rows"] for c in blocked["children"]
+                              if c["operation_id"] == unknown),
+        "rejected_rows": 0, "receiver_reference": "console batch", "attested_by": "ops"}),
+        "utf-8")
+    yield "dpone.delivery_reconcile_result.v1", _document(dpone(
+        "delivery", "reconcile", "--operation-id", unknown, "--journal", dpone.journal_url,
+        "--artifacts", str(dpone.state / "artifacts"), "--plans", str(dpone.state),
+        "--evidence", str(evidence), "--format", "json"))
     misspelt = root / "misspelt.yaml"
     shutil.copy(sync, misspelt)
     misspelt.write_text(Path(sync).read_text("utf-8").replace("description:", "descripton:"),
