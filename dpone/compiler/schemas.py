@@ -35,7 +35,8 @@ MODELS: dict[str, Any] = {
     **ARTIFACT_DOCUMENTS,
 }
 """Schema id -> the model (or annotated union of models) its schema is generated from: every
-authored and compiled artifact, and every ``--format json`` document of the CLI."""
+authored and compiled artifact, every ``--format json`` document of the CLI, and the documents
+that are not command output (operator evidence, reconciliations, the fault matrix's record)."""
 
 
 def _close(node: Any) -> None:

@@ -1,6 +1,10 @@
 """How `dpone deliver` and `dpone delivery resume` run a delivery: the lease holder, the journal
 and the lazy transport of one run, and its progress lines on stderr. What a run prints when it
-ends is :mod:`dpone.cli.delivery._delivery_result`."""
+ends is :mod:`dpone.cli.delivery._delivery_result`.
+
+When the test variable ``DPONE_TEST_CUT`` names a cut point, :func:`delivery_ports` hands the
+run a journal, an artifact store and a transport that SIGKILL the process at that point
+(:mod:`dpone.executor.cuts`); unset, the ports are passed on as they are."""
 
 from __future__ import annotations
 
@@ -17,7 +21,9 @@ from dpone.cli._inputs import close_quietly, open_journal
 from dpone.cli._progress import MAX_LINES, Progress
 from dpone.contracts.journal import ChildOperation, DeliveryJournalPort
 from dpone.contracts.plan import RestDeliveryPlan
+from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.contracts.sealed import SealedChild, SealedTopology
+from dpone.executor.cuts import CutHook, CuttingArtifacts, CuttingJournal, cut_points, hook_from
 from dpone.executor.supervisor import RetryWait
 from dpone.executor.transport import (
     OutboundRequest,
@@ -116,20 +122,27 @@ class LazyTransport:
 
 
 @contextlib.contextmanager
-def delivery_ports(plan: RestDeliveryPlan, journal_url: str, *, environment_id: str,
-                   announce: str) -> Iterator[tuple[DeliveryJournalPort, LazyTransport]]:
-    """The journal (migrated) and the plan's transport for one run, both closed after it.
+def delivery_ports(plan: RestDeliveryPlan, journal_url: str, store: ImmutableArtifactPort, *,
+                   environment_id: str, announce: str
+                   ) -> Iterator[tuple[DeliveryJournalPort, LazyTransport, ImmutableArtifactPort]]:
+    """The journal (migrated), the plan's transport and ``store`` for one run; the journal and
+    the transport are closed after it.
 
     The credential resolves on the first request, so every journal check (admission, intent
     conflict, sealed documents) is done before any secret is read. ``announce`` is printed on
     stderr with the receiver authority and profile.
     """
     tier = plan.environment.snapshot.tier
+    cut: CutHook | None = hook_from(os.environ, cut_points())
     with contextlib.ExitStack() as stack:
-        journal = open_journal(journal_url, environment_id=environment_id, tier=tier)
+        journal: DeliveryJournalPort = open_journal(journal_url, environment_id=environment_id,
+                                                    tier=tier)
         stack.callback(close_quietly, journal)
-        transport = LazyTransport(lambda: transport_for(plan))
+        transport = LazyTransport(lambda: transport_for(plan, cut=cut))
         stack.callback(transport.close)
+        if cut is not None:
+            journal = cutting = CuttingJournal(journal, cut)
+            store = CuttingArtifacts(store, cutting, cut)
         click.echo(f"{announce} to {plan.binding.snapshot.authority} "
                    f"({plan.profile.snapshot.ref})", err=True)
-        yield journal, transport
+        yield journal, transport, store

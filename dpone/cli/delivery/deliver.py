@@ -160,14 +160,14 @@ def deliver_command(target: str, registry: Path, interval_start: dt.datetime,
             "the boundary refuses them")
         if not topology.children:
             return _empty(plan, topology, fmt, source_change)
-        with delivery_ports(plan, journal_url, environment_id=environment.environment_id,
+        with delivery_ports(plan, journal_url, store, environment_id=environment.environment_id,
                             announce=f"delivering {len(topology.children)} child(ren)") as (
-                journal, transport):
+                journal, transport, run_store):
             shape = SealedShape.of_topology(topology)
             printer = StepPrinter(shape)
             result: RunResult
             try:
-                result = deliver(plan, topology, journal, store, transport, holder=holder(),
+                result = deliver(plan, topology, journal, run_store, transport, holder=holder(),
                                  wait=wait, clock=SystemClock(), observer=printer,
                                  on_wait=printer.wait,
                                  leases=lease_policy(registry, plan.environment.ref))

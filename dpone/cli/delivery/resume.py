@@ -191,14 +191,14 @@ def resume_command(operation_id: str, control: ControlPlaneArgs, actor: str | No
             document = _preview(parent, plan, shape, wait)
             emit(document, fmt, lambda preview: _preview_text(preview, locators))
             return 0
-        with delivery_ports(plan, plane.journal, environment_id=plane.environment_id,
+        with delivery_ports(plan, plane.journal, store, environment_id=plane.environment_id,
                             announce=f"resuming delivery {parent_id}: {len(sealed)} child(ren)") as (
-                journal, transport), OperatorAuthority(
+                journal, transport, run_store), OperatorAuthority(
                     journal, parent_id, who, "resume", plane.leases):
             printer = StepPrinter(shape)
             result: RunResult
             try:
-                result = resume(plan, parent_id, sealed, journal, store, transport,
+                result = resume(plan, parent_id, sealed, journal, run_store, transport,
                                 holder=holder(), wait=wait, clock=SystemClock(),
                                 observer=printer, on_wait=printer.wait, leases=plane.leases)
             except DponeError as error:

@@ -37,6 +37,14 @@ from dpone.contracts.documents._delivery import (
     StoppedSection,
 )
 from dpone.contracts.documents._error import ERROR_SCHEMA_ID, ErrorDocument, ErrorLocation
+from dpone.contracts.documents._fault_matrix import (
+    FAULT_MATRIX_SCHEMA_ID,
+    MatrixCell,
+    MatrixChild,
+    MatrixCommand,
+    MatrixTotals,
+    RemoteEffectFaultMatrix,
+)
 from dpone.contracts.documents._gate import MUTATION_GATE_SCHEMA_ID, MutationGateDocument
 from dpone.contracts.documents._inspection import (
     DELIVERY_INSPECTION_SCHEMA_ID,
@@ -92,8 +100,10 @@ DOCUMENTS: Final[dict[str, Any]] = {
 ARTIFACT_DOCUMENTS: Final[dict[str, Any]] = {
     OPERATOR_EVIDENCE_SCHEMA_ID: OperatorEvidence,
     RECONCILIATION_SCHEMA_ID: Reconciliation,
+    FAULT_MATRIX_SCHEMA_ID: RemoteEffectFaultMatrix,
 }
-"""Documents that are not command output: what an operator writes, what reconcile stores."""
+"""Documents that are not command output: what an operator writes, what reconcile stores, and
+the process-cut fault matrix's evidence."""
 
 __all__ = [
     "ARTIFACT_DOCUMENTS",
@@ -103,6 +113,7 @@ __all__ = [
     "DELIVERY_RESULT_SCHEMA_ID",
     "DOCUMENTS",
     "ERROR_SCHEMA_ID",
+    "FAULT_MATRIX_SCHEMA_ID",
     "MAX_EVIDENCE_BYTES",
     "MUTATION_GATE_SCHEMA_ID",
     "OPERATOR_EVIDENCE_SCHEMA_ID",
@@ -134,6 +145,10 @@ __all__ = [
     "KeyEcho",
     "LikelyCause",
     "ListedDelivery",
+    "MatrixCell",
+    "MatrixChild",
+    "MatrixCommand",
+    "MatrixTotals",
     "MutationGateDocument",
     "MutationSummary",
     "ObservationSummary",
@@ -152,6 +167,7 @@ __all__ = [
     "ReconciledState",
     "Reconciliation",
     "ReconciliationProof",
+    "RemoteEffectFaultMatrix",
     "Report",
     "ResumePreview",
     "SealResult",

@@ -6,6 +6,7 @@ from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import CredentialResolver
 from dpone.contracts.profile import Extractor, KeyEcho, OperationProfile
 from dpone.contracts.secret import Credential
+from dpone.executor.cuts import CutHook
 from dpone.executor.transport._credentials import EnvironmentCredentialResolver
 from dpone.executor.transport._http import HttpTransport
 from dpone.executor.transport._model import TransportTimeouts
@@ -26,11 +27,13 @@ def extracted_headers(profile: OperationProfile) -> frozenset[str]:
 
 
 def transport_for(plan: RestDeliveryPlan, credential: Credential | None = None, *,
-                  credentials: CredentialResolver | None = None) -> HttpTransport:
+                  credentials: CredentialResolver | None = None,
+                  cut: CutHook | None = None) -> HttpTransport:
     """An :class:`HttpTransport` for ``plan``'s binding under its profile's timeouts and bounds.
 
     Unless ``credential`` is given, the binding's ``credential_ref`` is resolved through the
-    ``credentials`` port (by default this process's environment and files).
+    ``credentials`` port (by default this process's environment and files). ``cut`` is the
+    process-cut hook of a fault test (:mod:`dpone.executor.cuts`), None otherwise.
     """
     binding = plan.binding.snapshot
     profile = plan.profile.snapshot
@@ -40,4 +43,4 @@ def transport_for(plan: RestDeliveryPlan, credential: Credential | None = None, 
                          timeouts=TransportTimeouts.from_profile(profile.timeouts, tls=tls),
                          max_response_bytes=profile.observability.response_bounds.max_body_bytes,
                          max_connections=profile.rate.max_active_requests,
-                         response_headers=extracted_headers(profile))
+                         response_headers=extracted_headers(profile), cut=cut)

@@ -33,6 +33,7 @@ from dpone.contracts.transport import (
     TransportOutcome,
     TransportPhase,
 )
+from dpone.executor.cuts import CutHook
 from dpone.executor.transport._auth import (
     RESERVED_HEADERS,
     ApiKeyHeaderAuth,
@@ -60,7 +61,9 @@ class HttpTransport:
     """Implements :class:`RestTransportPort` for one binding. Thread-safe; close when done.
 
     ``transport`` replaces the network (``httpx.MockTransport`` in unit tests); ``clock`` is a
-    monotonic clock in seconds.
+    monotonic clock in seconds. ``cut`` (tests only, see :mod:`dpone.executor.cuts`) is told
+    ``before:send``, ``after:send`` once the last body byte was handed to the socket, and
+    ``after:response`` once a response was read; None (the default) costs nothing.
     """
 
     def __init__(self, binding: ConnectionBinding, credential: Credential, *,
@@ -71,7 +74,9 @@ class HttpTransport:
                  ca_bundle: str | Path | None = None,
                  max_connections: int = 8,
                  clock: Callable[[], float] = time.monotonic,
-                 transport: httpx.BaseTransport | None = None) -> None:
+                 transport: httpx.BaseTransport | None = None,
+                 cut: CutHook | None = None) -> None:
+        self._cut = cut
         self._base = _authority(binding.authority)
         self._timeouts = timeouts or TransportTimeouts()
         self._max_response_bytes = max_response_bytes
@@ -120,6 +125,8 @@ class HttpTransport:
                 and isinstance(self._auth, OAuth2ClientCredentialsAuth):
             self._auth.invalidate()
             outcome = self._exchange(request, url, headers, deadline)
+        if self._cut is not None and isinstance(outcome, Response):
+            self._cut("after", "response")
         return outcome
 
     def _exchange(self, request: OutboundRequest, url: httpx.URL, headers: dict[str, str],
@@ -135,6 +142,10 @@ class HttpTransport:
             has_body = request.content_length > 0 or request.method not in _BODYLESS
             content = _guarded(request.body, request.content_length, deadline, self._clock) \
                 if has_body else None
+            if self._cut is not None:
+                self._cut("before", "send")
+                if content is not None:
+                    content = _cut_after_last(content, self._cut)
             http_request = self._client.build_request(
                 request.method, url, params=list(request.query), headers=headers,
                 content=content, timeout=self._timeout(deadline - self._clock()))
@@ -262,6 +273,13 @@ def _guarded(body: Iterable[bytes], length: int, deadline: float,
         yield chunk
     if sent != length:
         raise _BodySourceFailed(f"request body gave {sent} bytes, content_length is {length}")
+
+
+def _cut_after_last(chunks: Iterator[bytes], cut: CutHook) -> Iterator[bytes]:
+    """``chunks``, then ``after:send`` when the client asks past the last one: by then every
+    byte of the body was handed to the socket and no byte of the response was read."""
+    yield from chunks
+    cut("after", "send")
 
 
 def raw_chunks(response: httpx.Response) -> Iterable[bytes]:
