@@ -9,7 +9,7 @@ chosen free at run time, is shown as the example binding's 8765.
 
 ``--check`` runs the walkthroughs again and compares them with the runbooks after normalizing
 what differs from run to run (ids and digests, instants, ages and durations, job run prefixes,
-column alignment);
+column alignment, a repeated progress line of a job polled while still running);
 it exits 1 and prints a diff when a runbook drifted. ``NAME ...`` limits either mode to those
 runbooks.
 """
@@ -65,8 +65,9 @@ def normalized(text: str) -> str:
         return f"<{match.lastgroup}>"
 
     # Table columns realign when a value's width changes (an age of 9s or 10s): compare words.
-    return "\n".join(" ".join(line.split()) for line in _VOLATILE.sub(placeholder, text)
-                     .splitlines())
+    # A poll that found a job still running adds one more identical progress line: keep one.
+    lines = [" ".join(line.split()) for line in _VOLATILE.sub(placeholder, text).splitlines()]
+    return "\n".join(line for n, line in enumerate(lines) if n == 0 or line != lines[n - 1])
 
 
 def runbooks() -> dict[str, Path]:
