@@ -7,7 +7,8 @@ receiver mutation key as the hex of a ``multipart_file`` payload filename): the 
 index nothing it was never sent. A found answer yields a receipt of the journal's shape (every
 field of ``acknowledgement.receipt``). An absent answer can prove "not applied" only after the
 certified ``receipt_ttl_s``, which cannot be shorter than the time our own submit may still be
-in flight (``timeouts.request_total_s``).
+in flight (``timeouts.request_total_s``). A found answer read as the job's status
+(``answer: job_status``) needs the poll's state and the poll's counters to read it with.
 """
 
 from __future__ import annotations
@@ -116,4 +117,23 @@ def check_query_by_key(profile: OperationProfile, parsed: dict[str, Any],
             f"({profile.timeouts.request_total_s} s): a submit may still be in flight when an "
             "absent answer would count as proof", doc, (*_WHERE, "absence", "receipt_ttl_s"),
             hint="certify a receipt_ttl_s of at least timeouts.request_total_s")
+    _check_job_status_answer(profile, doc)
     parsed["query_by_key_path"] = path
+
+
+def _check_job_status_answer(profile: OperationProfile, doc: LoadedDocument) -> None:
+    """A found answer read as the job's status needs the poll that says how to read a status
+    and counters that come from it."""
+    if profile.acknowledgement.query_by_key is None or (
+            profile.acknowledgement.query_by_key.answer != "job_status"):
+        return
+    lacking = [need for need, missing in (
+        ("acknowledgement.poll", profile.acknowledgement.poll is None),
+        ("verification.counters_from: poll_response",
+         profile.verification.counters_from != "poll_response")) if missing]
+    if lacking:
+        raise located_error(
+            "profile.query_by_key_answer_not_status", "answer: job_status reads a found answer "
+            "as the job's status document with the poll's state and counters, but the profile "
+            f"has no {' and no '.join(lacking)}", doc, (*_WHERE, "answer"),
+            hint="keep answer: receipt, or read the status and counters from the poll")

@@ -125,6 +125,9 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
         "acknowledgement.receipt under query_by_key.receipt."),
     _ce("profile.query_by_key_horizon_short", "Certify absence.receipt_ttl_s of at least "
         "timeouts.request_total_s."),
+    _ce("profile.query_by_key_answer_not_status", "Keep answer: receipt, or give the profile "
+        "the acknowledgement.poll that reads the job status and verification.counters_from: "
+        "poll_response."),
     _ce("profile.status_conflict", "Give each submit status one meaning: a status certified as "
         "refused before effect is never also accepted, duplicate or throttle."),
     _ce("binding.secret_value", "Replace the value with a `credential_ref` (env:, file:, vault:)."),

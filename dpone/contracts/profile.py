@@ -178,12 +178,19 @@ class QueryByKey(StrictModel):
     ``acknowledgement.receipt``), and ``key_echo``, when certified, must echo this child's key
     exactly or the answer is about another key (unknown). An ``absence.statuses`` answer is
     absence, proven only as :class:`KeyQueryAbsence` says. Any other answer is unknown.
+
+    ``answer`` says what a found answer is: ``receipt`` (it names the job; its status is then
+    polled with ``acknowledgement.poll``, so an expired receipt proves nothing) or
+    ``job_status`` (it IS the job's status document in the form the poll reads: the poll's
+    ``state`` extractor, key echo and, with ``verification.counters_from: poll_response``, the
+    counters; the effect is proven from it and no receipt poll is sent).
     """
 
     method: Literal["GET"]
     path: TemplateText
     found_statuses: Annotated[tuple[SuccessStatus, ...], Field(min_length=1)]
     receipt: Annotated[dict[Name, Extractor], Field(min_length=1)]
+    answer: Literal["receipt", "job_status"] = "receipt"
     key_echo: KeyEcho | None = None
     absence: KeyQueryAbsence
 

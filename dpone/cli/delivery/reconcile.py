@@ -123,6 +123,14 @@ def _guards(plan: RestDeliveryPlan, parent: ParentOperation, release: str | None
                              details={"expected": expected, "actual": actual})
 
 
+def _counted(accepted: int | None, rejected: int | None) -> str:
+    """The receiver's counters as words; a counter it did not report is never shown as a value."""
+    if accepted is None and rejected is None:
+        return "none reported"
+    return ", ".join((f"{value} {name}" if value is not None else f"{name} not reported")
+                     for name, value in (("accepted", accepted), ("rejected", rejected)))
+
+
 def _text(document: ReconcileResult) -> str:
     verb = "recorded" if document.applied else "would record (preview: nothing written)"
     proof = document.proof
@@ -131,8 +139,8 @@ def _text(document: ReconcileResult) -> str:
              f"  proof {proof.kind} ({proof.authority})"
              + (f" receipt {proof.receipt_id}" if proof.receipt_id else "")
              + (f" attested by {proof.attested_by}" if proof.attested_by else ""),
-             f"  counters: {counters.accepted_rows} accepted, {counters.rejected_rows} rejected "
-             f"of {counters.sealed_rows} sealed row(s)",
+             f"  counters: {_counted(counters.accepted_rows, counters.rejected_rows)} of "
+             f"{counters.sealed_rows} sealed row(s)",
              f"  effect {document.effect}: {document.before.state_name} (revision "
              f"{document.before.revision}) -> {document.after.state_name} (revision "
              f"{document.after.revision})",

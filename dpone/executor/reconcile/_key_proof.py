@@ -4,8 +4,11 @@ With neither a receipt id nor operator evidence, ``dpone delivery reconcile`` as
 what it holds under the child's key (:func:`~dpone.executor.reconcile.query_by_key.query_by_key`,
 one read-only ``GET``) and turns the answer into a :class:`Proof` or a refusal:
 
-* found: the job's receipt is polled read-only exactly as ``--receipt-id`` would (counters
-  against the sealed rows, key echo); a job still running is recorded and observed;
+* found: where the profile certifies the found answer as the job's status document
+  (``answer: job_status``), that answer proves the effect as a receipt poll's answer would
+  (counters against the sealed rows, key echo) and no poll is sent, so an expired receipt does
+  not matter; otherwise the job's receipt is polled read-only exactly as ``--receipt-id`` would.
+  A job still running is recorded with its receipt and observed by ``resume``;
 * absent, past the certified horizon: receiver-proven NOT applied;
 * absent, not certified here or before the horizon: ``reconcile.absence_unproven`` (exit 4,
   nothing recorded), naming when absence will prove something;
@@ -27,8 +30,8 @@ from dpone.contracts.documents import ReconciledCounters, ReconciliationProof
 from dpone.contracts.journal import ChildOperation
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import SealedChild
-from dpone.executor.reconcile._receipt import receipt_field
-from dpone.executor.reconcile._service import Proof, prove_by_receipt
+from dpone.executor.reconcile._receipt import PolledReceipt, receipt_field
+from dpone.executor.reconcile._service import Proof, prove_by_receipt, prove_by_status
 from dpone.executor.reconcile.query_by_key import (
     KeyAbsentProven,
     KeyAbsentUnproven,
@@ -51,8 +54,14 @@ def prove_by_key_query(plan: RestDeliveryPlan, transport: RestTransportPort,
                           latest_attempt_at=latest_attempt_at)
     if isinstance(result, KeyFound):
         receipt_id = str(result.receipt[receipt_field(plan)])
-        return prove_by_receipt(plan, transport, operation, sealed, receipt_id,
-                                lookup=dict(result.evidence))
+        if result.status is None:
+            return prove_by_receipt(plan, transport, operation, sealed, receipt_id,
+                                    lookup=dict(result.evidence))
+        status = result.status
+        polled = PolledReceipt(outcome=status.outcome, values=dict(status.values),
+                               receipt={**result.receipt, **status.values})
+        return prove_by_status(plan, operation, sealed, receipt_id, polled,
+                               lookup=dict(result.evidence))
     if isinstance(result, KeyAbsentProven):
         return _absence_proof(plan, operation, sealed, result, latest_attempt_at)
     if isinstance(result, KeyAbsentUnproven):

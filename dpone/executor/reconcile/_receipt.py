@@ -4,13 +4,17 @@ The poll is the same GET that ``poll_receipt`` sends, rendered from the profile'
 with the operator's receipt id; nothing is ever submitted. Where the profile certifies a key
 echo, an answer that does not echo this child's key names the job of another delivery key and
 is refused (``reconcile.key_mismatch``): nothing of it is recorded.
+
+:func:`classify_status` is the one reading of an answer about a job (expired status, key echo,
+phase, counters); the receipt poll uses it, and so does the query by key when the profile
+certifies that a found answer is the job's status document (``answer: job_status``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dpone.contracts import DponeError
+from dpone.contracts import DponeError, StrictModel
 from dpone.contracts.journal import ChildOperation
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.profile import Extractor
@@ -21,6 +25,19 @@ from dpone.executor.supervisor._transitions import PollOutcome
 from dpone.executor.transport import ExtractionError, RestTransportPort, extract
 
 MAX_RECEIPT_ID_CHARS = 256
+
+
+class JobStatus(StrictModel):
+    """How the profile's poll reads one answer about a job: the outcome and its bounded scalars
+    (``http_status``, ``phase``, counters, ``key_echo``: ``matched`` or ``mismatch`` where the
+    poll certifies an echo; a mismatch is an answer about another key's job)."""
+
+    outcome: PollOutcome
+    values: dict[str, str | int]
+
+    @property
+    def about_another_key(self) -> bool:
+        return self.values.get("key_echo") == "mismatch"
 
 
 @dataclass(frozen=True)
@@ -67,31 +84,51 @@ def poll_receipt(plan: RestDeliveryPlan, transport: RestTransportPort, operation
         raise DponeError(code="receiver.unavailable", operation_id=operation.operation_id,
                          message=f"the receipt poll of {receipt_id} got no answer about the job "
                          f"({detail}); nothing was recorded")
-    bounds = profile.observability.response_bounds
-    values: dict[str, str | int] = {"http_status": response.status}
-    outcome: PollOutcome
-    if response.status in poll.expired_statuses:
-        outcome = "receipt_expired"
-    elif poll.key_echo is not None and not echo_matches(
-            poll.key_echo, expected_echo(poll.key_echo, operation, sealed), response, bounds):
+    status = classify_status(plan, operation, sealed, response)
+    if status.about_another_key:
         raise DponeError(code="reconcile.key_mismatch", operation_id=operation.operation_id,
                          message=f"receipt {receipt_id} answers about a job that does not echo "
                          f"the delivery key of child {operation.ordinal}",
                          details={"receipt_id": receipt_id,
                                   "delivery_key": operation.delivery_key})
-    else:
-        if poll.key_echo is not None:
-            values["key_echo"] = "matched"
-        extractors: dict[str, Extractor] = {"phase": poll.state}
-        if profile.verification.counters_from == "poll_response":
-            extractors["accepted_rows"] = profile.verification.accepted_rows.model_copy(
+    return PolledReceipt(outcome=status.outcome, values=status.values,
+                         receipt={**receipt, **status.values})
+
+
+def classify_status(plan: RestDeliveryPlan, operation: ChildOperation, sealed: SealedChild,
+                    response: Response) -> JobStatus:
+    """Read ``response`` as the profile's poll reads a job status answer for ``operation``.
+
+    An expired status is ``receipt_expired``; an answer that does not echo the child's key (where
+    the poll certifies an echo) is ``protocol_unknown`` with ``key_echo: mismatch``; otherwise
+    the phase word gives the outcome and, with counters from the poll response, the counters
+    are read (optional here: a missing counter is left out, never guessed). An unreadable phase
+    is ``protocol_unknown``.
+    """
+    profile = plan.profile.snapshot
+    poll = profile.acknowledgement.poll
+    if poll is None:
+        raise DponeError(code="input.invalid_argument", operation_id=operation.operation_id,
+                         message=f"profile {profile.ref} has no poll to read a job status with")
+    bounds = profile.observability.response_bounds
+    values: dict[str, str | int] = {"http_status": response.status}
+    if response.status in poll.expired_statuses:
+        return JobStatus(outcome="receipt_expired", values=values)
+    if poll.key_echo is not None:
+        matched = echo_matches(poll.key_echo, expected_echo(poll.key_echo, operation, sealed),
+                               response, bounds)
+        values["key_echo"] = "matched" if matched else "mismatch"
+        if not matched:
+            return JobStatus(outcome="protocol_unknown", values=values)
+    extractors: dict[str, Extractor] = {"phase": poll.state}
+    if profile.verification.counters_from == "poll_response":
+        extractors["accepted_rows"] = profile.verification.accepted_rows.model_copy(
+            update={"required": False})
+        if profile.verification.rejected_rows is not None:
+            extractors["rejected_rows"] = profile.verification.rejected_rows.model_copy(
                 update={"required": False})
-            if profile.verification.rejected_rows is not None:
-                extractors["rejected_rows"] = profile.verification.rejected_rows.model_copy(
-                    update={"required": False})
-        try:
-            values.update(extract(extractors, response, bounds))
-            outcome = phase_of(poll, str(values["phase"]))
-        except ExtractionError:
-            outcome = "protocol_unknown"
-    return PolledReceipt(outcome=outcome, values=values, receipt={**receipt, **values})
+    try:
+        values.update(extract(extractors, response, bounds))
+        return JobStatus(outcome=phase_of(poll, str(values["phase"])), values=values)
+    except ExtractionError:
+        return JobStatus(outcome="protocol_unknown", values=values)

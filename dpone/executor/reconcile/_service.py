@@ -1,7 +1,7 @@
 """Reconciling one child: prove its effect, choose the contract transitions, record it.
 
-:func:`prove_by_evidence` and :func:`prove_by_receipt` turn an operator's proof into a
-:class:`Proof`; :func:`resolution` picks the contract's open and resolve transitions for the
+:func:`prove_by_evidence`, :func:`prove_by_receipt` and :func:`prove_by_status` turn a proof
+into a :class:`Proof`; :func:`resolution` picks the contract's open and resolve transitions for the
 proven effect from the child's stored tuple; :func:`reconciliation` builds the immutable
 ``dpone.rest_delivery_reconciliation.v1`` document; :func:`record` writes it create-if-absent
 and commits the journal's reconcile transaction under the operator lease (released on every
@@ -39,7 +39,7 @@ from dpone.contracts.ports import ArtifactRef, ImmutableArtifactPort
 from dpone.contracts.sealed import SealedChild
 from dpone.contracts.state import EvidenceName, Fact, ReconciliationStep, StateContract
 from dpone.executor.reconcile._decide import attested_effect, polled_effect
-from dpone.executor.reconcile._receipt import poll_receipt
+from dpone.executor.reconcile._receipt import PolledReceipt, poll_receipt
 from dpone.executor.transport import RestTransportPort
 
 OPERATOR_LEASE_TTL_S: Final = 300
@@ -109,6 +109,15 @@ def prove_by_receipt(plan: RestDeliveryPlan, transport: RestTransportPort,
     ``lookup``: the bounded answer of the query by key that found the receipt; the proof is
     then of kind ``query_by_key`` and its evidence digest covers the lookup too."""
     polled = poll_receipt(plan, transport, operation, sealed, receipt_id)
+    return prove_by_status(plan, operation, sealed, receipt_id, polled, lookup=lookup)
+
+
+def prove_by_status(plan: RestDeliveryPlan, operation: ChildOperation, sealed: SealedChild,
+                    receipt_id: str, polled: PolledReceipt, *,
+                    lookup: Mapping[str, str | int] | None = None) -> Proof:
+    """The effect a job status answer about ``receipt_id`` proves (receiver-proven), checked
+    against the sealed rows: the receipt poll's answer, or a found query by key answer that is
+    the job's status document (``lookup`` then holds the lookup's bounded evidence)."""
     rows = sealed.descriptor.row_count
     accepted, rejected = polled.values.get("accepted_rows"), polled.values.get("rejected_rows")
     accepted = accepted if isinstance(accepted, int) else None

@@ -6,7 +6,9 @@ credential, like the receipt poll) and classifies the answer; it never sends a m
 records nothing. The result is one of:
 
 * :class:`KeyFound` — a found status whose certified key echo (if any) is this child's key: the
-  receipt in the shape the journal keeps receipts (``{"id": ...}``) plus bounded evidence;
+  receipt in the shape the journal keeps receipts (``{"id": ...}``) plus bounded evidence, and,
+  where the profile certifies the found answer as the job's status document
+  (``answer: job_status``), that answer read as the poll reads it (``status``);
 * :class:`KeyAbsentProven` — an absent status in an environment where the profile certifies
   absence, once the child's latest submit attempt started at least ``receipt_ttl_s +
   skew_margin_s`` ago: proof that the child was NOT applied;
@@ -34,6 +36,7 @@ from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import RestTransportPort
 from dpone.contracts.profile import KeyEcho, QueryByKey, ResponseBounds
 from dpone.contracts.sealed import SealedChild
+from dpone.executor.reconcile._receipt import JobStatus, classify_status
 from dpone.executor.transport import ExtractionError, Failure, OutboundRequest, Response, extract
 from dpone.grammar import TemplateContext, parse_template
 
@@ -47,6 +50,9 @@ class KeyFound(StrictModel):
     outcome: Literal["found"] = "found"
     receipt: dict[str, Scalar]
     evidence: dict[str, Scalar]
+    status: JobStatus | None = None
+    """The found answer read as the job's status (``answer: job_status`` only); no receipt
+    poll is needed to prove the effect."""
 
 
 class KeyAbsentProven(StrictModel):
@@ -144,7 +150,13 @@ def _found(plan: RestDeliveryPlan, query: QueryByKey, operation: ChildOperation,
         return KeyQueryUnavailable(reason="unreadable_answer", evidence=evidence)
     if not set(plan.profile.snapshot.acknowledgement.receipt) <= set(receipt):
         return KeyQueryUnavailable(reason="unreadable_answer", evidence=evidence)
-    return KeyFound(receipt=receipt, evidence=evidence)
+    if query.answer == "receipt":
+        return KeyFound(receipt=receipt, evidence=evidence)
+    status = classify_status(plan, operation, sealed, response)
+    if status.about_another_key:  # the poll's echo names another key's job
+        return KeyQueryUnavailable(reason="key_echo_mismatch",
+                                   evidence={**evidence, "key_echo": "mismatch"})
+    return KeyFound(receipt=receipt, evidence=evidence, status=status)
 
 
 def _echo(echo: KeyEcho | None, operation: ChildOperation, sealed: SealedChild,

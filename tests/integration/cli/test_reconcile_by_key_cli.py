@@ -20,7 +20,14 @@ import pytest
 
 from dpone.cli._inputs import close_quietly, open_existing_journal
 from dpone.receiver import ReceiverThread
-from support.cli import FULL, ONE_ASYNC_CHILD, TWO_ASYNC_CHILDREN, Dpone, posts
+from support.cli import (
+    FULL,
+    ONE_ASYNC_CHILD,
+    TWO_ASYNC_CHILDREN,
+    Dpone,
+    posts,
+    receiver_requests,
+)
 
 DROP_ASYNC = {"match": {"method": "POST", "path_prefix": "/mock/v1/dataset-jobs"},
               "fault": "commit_then_drop"}
@@ -28,6 +35,8 @@ REFUSED_ASYNC = {"match": {"method": "POST", "path_prefix": "/mock/v1/dataset-jo
                  "fault": "status", "status": 502, "after_commit": False}
 DROP_SYNC = {"match": {"method": "POST", "path_prefix": "/mock/v1/batches/"},
              "fault": "commit_then_drop"}
+EXPIRE_FIRST_RECEIPT = {"match": {"method": "GET", "path_prefix": "/mock/v1/dataset-jobs/"},
+                        "fault": "expire_receipt", "status": 410}
 PROFILE = Path("profiles") / "mock.dataset-jobs@1.yaml"
 
 
@@ -152,6 +161,62 @@ def test_a_cut_after_commit_is_found_by_key_without_flags_then_resumed(
     ledger = receiver.state.ledger.snapshot()
     assert ledger["duplicate_mutations"] == 0 and ledger["rows_total"] == result["rows_total"]
     assert all(count == 1 for count in _mutations_by_key(receiver).values())
+
+
+def test_an_expired_receipt_is_proven_applied_by_the_job_status_found_by_key_then_resumed(
+        dpone: Dpone, receiver: ReceiverThread) -> None:
+    receiver.state.faults.install([EXPIRE_FIRST_RECEIPT])
+    run = dpone.deliver("measurements_async", TWO_ASYNC_CHILDREN, "--wait", "--format", "json")
+    parent_id, child_id = _blocked_child(run)
+    assert run.json()["blocked"]["code"] == "REST_DELIVERY_RECEIPT_EXPIRED"
+    rows = next(c["rows"] for c in run.json()["children"] if c["operation_id"] == child_id)
+    before = receiver_requests(receiver)
+    [expired] = [line for line in before if line.startswith("GET /mock/v1/dataset-jobs/")]
+
+    applied = _reconcile(dpone, child_id, "--apply", "--format", "json")
+
+    assert applied.code == 0, applied.out + applied.err
+    document = applied.json()
+    assert document["effect"] == "applied" and document["capacity"] == "released"
+    assert (document["proof"]["kind"], document["proof"]["authority"]) == (
+        "query_by_key", "receiver_proven")
+    assert document["proof"]["receipt_id"] == expired.rsplit("/", 1)[1]
+    assert (document["counters"]["accepted_rows"], document["counters"]["rejected_rows"],
+            document["counters"]["sealed_rows"]) == (rows, 0, rows)
+    sent = {line: n - before.get(line, 0) for line, n in receiver_requests(receiver).items()
+            if n != before.get(line, 0)}
+    assert list(sent.values()) == [1]  # the lookup, and no poll of the expired receipt
+    assert next(iter(sent)).startswith("GET /mock/v1/dataset-job-keys/sha256:")
+    resumed = dpone.resume(parent_id, "--apply", "--wait", "--format", "json")
+    assert resumed.code == 0, resumed.out + resumed.err
+    result = resumed.json()
+    assert result["status"] == "completed" and result["checkpoint_frontier"] == 2
+    ledger = receiver.state.ledger.snapshot()
+    assert ledger["duplicate_mutations"] == 0 and ledger["rows_total"] == result["rows_total"]
+    assert posts(receiver) == 2
+    assert all(count == 1 for count in _mutations_by_key(receiver).values())
+
+
+def test_a_found_answer_certified_only_as_a_receipt_polls_it_and_an_expired_one_proves_nothing(
+        dpone: Dpone, registry: Path, receiver: ReceiverThread) -> None:
+    _edit(registry, ("    answer: job_status\n", "    answer: receipt\n"))
+    receiver.state.faults.install([EXPIRE_FIRST_RECEIPT])
+    run = dpone.deliver("measurements_async", TWO_ASYNC_CHILDREN, "--wait", "--format", "json")
+    parent_id, child_id = _blocked_child(run)
+    rows = next(c["rows"] for c in run.json()["children"] if c["operation_id"] == child_id)
+    [expired] = [line for line in receiver_requests(receiver)
+                 if line.startswith("GET /mock/v1/dataset-jobs/")]
+    polls = receiver_requests(receiver)[expired]
+    before = _journal_state(dpone, parent_id)
+
+    preview = _reconcile(dpone, child_id)
+
+    assert preview.code == 4, preview.out + preview.err
+    assert "effect unknown" in preview.out
+    assert f"counters: none reported of {rows} sealed row(s)" in preview.out
+    assert "None" not in preview.out
+    assert receiver_requests(receiver)[expired] == polls + 1  # the lookup's receipt, polled
+    assert _journal_state(dpone, parent_id) == before
 
 
 def test_an_absent_key_before_the_horizon_proves_nothing_and_names_when_it_will(

@@ -13,6 +13,7 @@ import pytest
 
 from dpone.contracts import DponeError
 from dpone.contracts.plan import RestDeliveryPlan
+from dpone.executor.reconcile import JobStatus
 from dpone.executor.reconcile.query_by_key import (
     KeyAbsentProven,
     KeyAbsentUnproven,
@@ -62,7 +63,10 @@ def test_a_found_job_echoing_this_key_gives_its_receipt(delivered: Supervised) -
     result = _ask(delivered, reply(200, {"job_id": "job-7", "filename": _ours(delivered),
                                          "phase": "complete"}))
     assert result == KeyFound(receipt={"id": "job-7"},
-                              evidence={"http_status": 200, "key_echo": "matched"})
+                              evidence={"http_status": 200, "key_echo": "matched"},
+                              status=JobStatus(outcome="succeeded", values={
+                                  "http_status": 200, "key_echo": "matched",
+                                  "phase": "complete"}))
 
 
 @pytest.mark.parametrize("body", [
