@@ -8,13 +8,7 @@ store only through their ports.
 
 from dpone.executor.reconcile._decide import attested_effect, check_bounds, polled_effect
 from dpone.executor.reconcile._key_proof import prove_by_key_query
-from dpone.executor.reconcile._receipt import (
-    JobStatus,
-    PolledReceipt,
-    classify_status,
-    poll_receipt,
-    receipt_field,
-)
+from dpone.executor.reconcile._receipt import PolledReceipt, poll_receipt, receipt_field
 from dpone.executor.reconcile._service import (
     OPERATOR_LEASE_TTL_S,
     Proof,
@@ -32,14 +26,12 @@ from dpone.executor.reconcile._service import (
 
 __all__ = [
     "OPERATOR_LEASE_TTL_S",
-    "JobStatus",
     "PolledReceipt",
     "Proof",
     "Resolution",
     "artifact_key",
     "attested_effect",
     "check_bounds",
-    "classify_status",
     "poll_receipt",
     "polled_effect",
     "prove_by_evidence",

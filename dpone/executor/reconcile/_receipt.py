@@ -14,30 +14,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dpone.contracts import DponeError, StrictModel
+from dpone.contracts import DponeError
 from dpone.contracts.journal import ChildOperation
 from dpone.contracts.plan import RestDeliveryPlan
-from dpone.contracts.profile import Extractor
 from dpone.contracts.sealed import SealedChild
 from dpone.contracts.transport import Response
-from dpone.executor.supervisor import echo_matches, expected_echo, phase_of, poll_request
+from dpone.executor.supervisor import classify_status, poll_request
 from dpone.executor.supervisor._transitions import PollOutcome
-from dpone.executor.transport import ExtractionError, RestTransportPort, extract
+from dpone.executor.transport import RestTransportPort
 
 MAX_RECEIPT_ID_CHARS = 256
-
-
-class JobStatus(StrictModel):
-    """How the profile's poll reads one answer about a job: the outcome and its bounded scalars
-    (``http_status``, ``phase``, counters, ``key_echo``: ``matched`` or ``mismatch`` where the
-    poll certifies an echo; a mismatch is an answer about another key's job)."""
-
-    outcome: PollOutcome
-    values: dict[str, str | int]
-
-    @property
-    def about_another_key(self) -> bool:
-        return self.values.get("key_echo") == "mismatch"
 
 
 @dataclass(frozen=True)
@@ -93,42 +79,3 @@ def poll_receipt(plan: RestDeliveryPlan, transport: RestTransportPort, operation
                                   "delivery_key": operation.delivery_key})
     return PolledReceipt(outcome=status.outcome, values=status.values,
                          receipt={**receipt, **status.values})
-
-
-def classify_status(plan: RestDeliveryPlan, operation: ChildOperation, sealed: SealedChild,
-                    response: Response) -> JobStatus:
-    """Read ``response`` as the profile's poll reads a job status answer for ``operation``.
-
-    An expired status is ``receipt_expired``; an answer that does not echo the child's key (where
-    the poll certifies an echo) is ``protocol_unknown`` with ``key_echo: mismatch``; otherwise
-    the phase word gives the outcome and, with counters from the poll response, the counters
-    are read (optional here: a missing counter is left out, never guessed). An unreadable phase
-    is ``protocol_unknown``.
-    """
-    profile = plan.profile.snapshot
-    poll = profile.acknowledgement.poll
-    if poll is None:
-        raise DponeError(code="input.invalid_argument", operation_id=operation.operation_id,
-                         message=f"profile {profile.ref} has no poll to read a job status with")
-    bounds = profile.observability.response_bounds
-    values: dict[str, str | int] = {"http_status": response.status}
-    if response.status in poll.expired_statuses:
-        return JobStatus(outcome="receipt_expired", values=values)
-    if poll.key_echo is not None:
-        matched = echo_matches(poll.key_echo, expected_echo(poll.key_echo, operation, sealed),
-                               response, bounds)
-        values["key_echo"] = "matched" if matched else "mismatch"
-        if not matched:
-            return JobStatus(outcome="protocol_unknown", values=values)
-    extractors: dict[str, Extractor] = {"phase": poll.state}
-    if profile.verification.counters_from == "poll_response":
-        extractors["accepted_rows"] = profile.verification.accepted_rows.model_copy(
-            update={"required": False})
-        if profile.verification.rejected_rows is not None:
-            extractors["rejected_rows"] = profile.verification.rejected_rows.model_copy(
-                update={"required": False})
-    try:
-        values.update(extract(extractors, response, bounds))
-        return JobStatus(outcome=phase_of(poll, str(values["phase"])), values=values)
-    except ExtractionError:
-        return JobStatus(outcome="protocol_unknown", values=values)

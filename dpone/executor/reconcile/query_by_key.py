@@ -36,7 +36,7 @@ from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import RestTransportPort
 from dpone.contracts.profile import KeyEcho, QueryByKey, ResponseBounds
 from dpone.contracts.sealed import SealedChild
-from dpone.executor.reconcile._receipt import JobStatus, classify_status
+from dpone.executor.supervisor import JobStatus, classify_status
 from dpone.executor.transport import ExtractionError, Failure, OutboundRequest, Response, extract
 from dpone.grammar import TemplateContext, parse_template
 

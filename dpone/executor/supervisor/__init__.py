@@ -22,7 +22,13 @@ from dpone.executor.supervisor._admission import parent_admission, plan_tenancy
 from dpone.executor.supervisor._context import RetryWait
 from dpone.executor.supervisor._deliver import check_profile, deliver, deliver_sync
 from dpone.executor.supervisor._heartbeat import Heartbeat
-from dpone.executor.supervisor._observe import echo_matches, expected_echo, phase_of
+from dpone.executor.supervisor._job_status import (
+    JobStatus,
+    classify_status,
+    echo_matches,
+    expected_echo,
+    phase_of,
+)
 from dpone.executor.supervisor._request import outbound_request, poll_request
 from dpone.executor.supervisor._results import (
     ChildReceipt,
@@ -42,10 +48,12 @@ __all__ = [
     "DeliveryPending",
     "DeliveryResult",
     "Heartbeat",
+    "JobStatus",
     "RetryWait",
     "allowed_actions",
     "awaits_operator",
     "check_profile",
+    "classify_status",
     "deliver",
     "deliver_sync",
     "delivery_status",

@@ -23,10 +23,11 @@ from typing import Final
 
 from dpone.contracts import DponeError
 from dpone.contracts.journal import ChildOperation, Lease
-from dpone.contracts.profile import Extractor, KeyEcho, Poll, ResponseBounds
+from dpone.contracts.profile import Poll
 from dpone.contracts.sealed import SealedChild
 from dpone.executor.supervisor._actions import OBSERVING_STATES
 from dpone.executor.supervisor._context import RunContext, scalars
+from dpone.executor.supervisor._job_status import classify_status
 from dpone.executor.supervisor._request import poll_request
 from dpone.executor.supervisor._results import DeliveryBlocked
 from dpone.executor.supervisor._transitions import (
@@ -39,10 +40,8 @@ from dpone.executor.supervisor._transitions import (
     state_of,
 )
 from dpone.executor.transport import (
-    ExtractionError,
     Failure,
     Response,
-    extract,
     full_jitter_delay,
     retry_after_seconds,
 )
@@ -57,36 +56,6 @@ _STOP_CODES: Final[Mapping[PollOutcome, str | None]] = {
     "receipt_expired": "REST_DELIVERY_RECEIPT_EXPIRED",
     "protocol_unknown": "REST_DELIVERY_PROTOCOL_UNKNOWN",
 }
-
-
-def phase_of(poll: Poll, word: str) -> PollOutcome:
-    """The poll outcome a phase word of the profile means."""
-    if word in poll.running:
-        return "running"
-    if word in poll.succeeded or word in poll.partial:
-        return "succeeded"  # a finished job; verification decides full or partial effect
-    if word in poll.failed:
-        return "failed"
-    if word in poll.cancelled:
-        return "cancelled"
-    return "protocol_unknown"
-
-
-def expected_echo(echo: KeyEcho, operation: ChildOperation, sealed: SealedChild) -> str | None:
-    """The key as the sealed request carried it: its multipart filename, or the key itself."""
-    if echo.form == "payload_filename":
-        return sealed.request.filename
-    return operation.receiver_mutation_key
-
-
-def echo_matches(echo: KeyEcho, expected: str | None, response: Response,
-                 bounds: ResponseBounds) -> bool:
-    """True when ``response`` echoes ``expected``; missing, unreadable or other is False."""
-    try:
-        values = extract({"key_echo": echo.extractor()}, response, bounds)
-    except ExtractionError:
-        return False
-    return expected is not None and values.get("key_echo") == expected
 
 
 def observe(ctx: RunContext, operation: ChildOperation, sealed: SealedChild, *,
@@ -153,32 +122,10 @@ def _poll_delay(ctx: RunContext, failures: int, outcome: Response | Failure) -> 
 def _record_poll(ctx: RunContext, poll: Poll, operation: ChildOperation, sealed: SealedChild,
                  lease: Lease, response: Response) -> tuple[ChildOperation, str | None]:
     profile = ctx.plan.profile.snapshot
-    bounds = profile.observability.response_bounds
-    values: dict[str, str | int] = {"http_status": response.status}
-    reason: dict[str, str] = {}
-    outcome: PollOutcome
-    if response.status in poll.expired_statuses:
-        outcome = "receipt_expired"
-    elif poll.key_echo is not None and not echo_matches(
-            poll.key_echo, expected_echo(poll.key_echo, operation, sealed), response, bounds):
-        outcome = "protocol_unknown"  # an answer about another job: record nothing of it
-        values["key_echo"] = "mismatch"
-        reason = {"reason": "key_echo_mismatch"}
-    else:
-        if poll.key_echo is not None:
-            values["key_echo"] = "matched"
-        extractors: dict[str, Extractor] = {"phase": poll.state}
-        if profile.verification.counters_from == "poll_response":
-            extractors["accepted_rows"] = profile.verification.accepted_rows.model_copy(
-                update={"required": False})
-            if profile.verification.rejected_rows is not None:
-                extractors["rejected_rows"] = profile.verification.rejected_rows.model_copy(
-                    update={"required": False})
-        try:
-            values.update(extract(extractors, response, bounds))
-            outcome = phase_of(poll, str(values["phase"]))
-        except ExtractionError:
-            outcome = "protocol_unknown"
+    status = classify_status(ctx.plan, operation, sealed, response)
+    outcome, values = status.outcome, status.values
+    # An answer about another job: none of its phase or counters is recorded as this child's.
+    reason = {"reason": "key_echo_mismatch"} if status.about_another_key else {}
     code = _STOP_CODES[outcome]
     due = None
     if outcome == "running":

@@ -28,13 +28,10 @@ from support.cli import (
     posts,
     receiver_requests,
 )
+from support.reconcile import DROP_ASYNC, DROP_SYNC, bare_duplicate, journal_state, reconcile
 
-DROP_ASYNC = {"match": {"method": "POST", "path_prefix": "/mock/v1/dataset-jobs"},
-              "fault": "commit_then_drop"}
 REFUSED_ASYNC = {"match": {"method": "POST", "path_prefix": "/mock/v1/dataset-jobs"},
                  "fault": "status", "status": 502, "after_commit": False}
-DROP_SYNC = {"match": {"method": "POST", "path_prefix": "/mock/v1/batches/"},
-             "fault": "commit_then_drop"}
 EXPIRE_FIRST_RECEIPT = {"match": {"method": "GET", "path_prefix": "/mock/v1/dataset-jobs/"},
                         "fault": "expire_receipt", "status": 410}
 PROFILE = Path("profiles") / "mock.dataset-jobs@1.yaml"
@@ -54,11 +51,6 @@ def _edit(registry: Path, *replacements: tuple[str, str]) -> None:
     profile.write_text(text, encoding="utf-8")
 
 
-def _bare_duplicate(registry: Path) -> None:
-    """The receiver's duplicate answer carries only the job id (a bare 409): no proof of key."""
-    _edit(registry, ("      filename: {body_json_pointer: /filename}\n", ""))
-
-
 def _single_attempt(registry: Path) -> None:
     """No same-key replay: a 502 after the request may have arrived leaves the effect unknown."""
     _edit(registry, ("submit: {max_attempts: 3,", "submit: {max_attempts: 1,"))
@@ -73,27 +65,12 @@ def _short_horizon(registry: Path) -> None:
           ("read_s: 30", "read_s: 2"))
 
 
-def _reconcile(dpone: Dpone, operation_id: str, *extra: str) -> Any:
-    return dpone("delivery", "reconcile", "--operation-id", operation_id,
-                 "--journal", dpone.journal_url, "--artifacts", str(dpone.state / "artifacts"),
-                 "--plans", str(dpone.state), *extra)
-
-
 def _blocked_child(run: Any) -> tuple[str, str]:
     assert run.code == 4, run.out + run.err
     document = run.json()
     blocked = document["blocked"]
     assert "reconcile_delivery_key" in blocked["allowed_actions"]
     return str(document["parent_id"]), str(blocked["operation_id"])
-
-
-def _journal_state(dpone: Dpone, parent_id: str) -> dict[str, Any]:
-    journal = open_existing_journal(dpone.journal_url, environment_id="local-dev")
-    try:
-        parent = journal.load_parent(parent_id)
-    finally:
-        close_quietly(journal)
-    return {c.operation_id: (c.state_name, c.revision) for c in parent.children}
 
 
 def _wait_for_journal_clock(dpone: Dpone, moment: dt.datetime) -> None:
@@ -130,20 +107,20 @@ def _lookups(receiver: ReceiverThread) -> int:
 
 def test_a_cut_after_commit_is_found_by_key_without_flags_then_resumed(
         dpone: Dpone, registry: Path, receiver: ReceiverThread) -> None:
-    _bare_duplicate(registry)
+    bare_duplicate(registry)
     receiver.state.faults.install([DROP_ASYNC])
     parent_id, child_id = _blocked_child(
         dpone.deliver("measurements_async", TWO_ASYNC_CHILDREN, "--format", "json"))
     submits = posts(receiver)
 
-    preview = _reconcile(dpone, child_id, "--format", "json")
+    preview = reconcile(dpone, child_id, "--format", "json")
     assert preview.code == 0, preview.out + preview.err
     assert preview.json()["applied"] is False
     command = preview.json()["next_command"]  # the same query, applied: no proof flags
     assert command.startswith(f"dpone delivery reconcile --operation-id {child_id} ")
     assert command.endswith(" --apply") and "--receipt-id" not in command
     assert "--evidence" not in command
-    applied = _reconcile(dpone, child_id, "--apply", "--format", "json")
+    applied = reconcile(dpone, child_id, "--apply", "--format", "json")
 
     assert applied.code == 0, applied.out + applied.err
     document = applied.json()
@@ -173,7 +150,7 @@ def test_an_expired_receipt_is_proven_applied_by_the_job_status_found_by_key_the
     before = receiver_requests(receiver)
     [expired] = [line for line in before if line.startswith("GET /mock/v1/dataset-jobs/")]
 
-    applied = _reconcile(dpone, child_id, "--apply", "--format", "json")
+    applied = reconcile(dpone, child_id, "--apply", "--format", "json")
 
     assert applied.code == 0, applied.out + applied.err
     document = applied.json()
@@ -207,16 +184,16 @@ def test_a_found_answer_certified_only_as_a_receipt_polls_it_and_an_expired_one_
     [expired] = [line for line in receiver_requests(receiver)
                  if line.startswith("GET /mock/v1/dataset-jobs/")]
     polls = receiver_requests(receiver)[expired]
-    before = _journal_state(dpone, parent_id)
+    before = journal_state(dpone, parent_id)
 
-    preview = _reconcile(dpone, child_id)
+    preview = reconcile(dpone, child_id)
 
     assert preview.code == 4, preview.out + preview.err
     assert "effect unknown" in preview.out
     assert f"counters: none reported of {rows} sealed row(s)" in preview.out
     assert "None" not in preview.out
     assert receiver_requests(receiver)[expired] == polls + 1  # the lookup's receipt, polled
-    assert _journal_state(dpone, parent_id) == before
+    assert journal_state(dpone, parent_id) == before
 
 
 def test_an_absent_key_before_the_horizon_proves_nothing_and_names_when_it_will(
@@ -226,11 +203,11 @@ def test_an_absent_key_before_the_horizon_proves_nothing_and_names_when_it_will(
     parent_id, child_id = _blocked_child(
         dpone.deliver("measurements_async", ONE_ASYNC_CHILD, "--format", "json"))
     assert receiver.state.ledger.snapshot()["mutations_total"] == 0
-    before = _journal_state(dpone, parent_id)
+    before = journal_state(dpone, parent_id)
     started = _latest_attempt(dpone, child_id)
 
     for extra in ((), ("--apply",)):
-        run = _reconcile(dpone, child_id, *extra, "--format", "json")
+        run = reconcile(dpone, child_id, *extra, "--format", "json")
 
         assert run.code == 4, run.out + run.err
         error = run.json()
@@ -240,9 +217,9 @@ def test_an_absent_key_before_the_horizon_proves_nothing_and_names_when_it_will(
             started + dt.timedelta(seconds=600 + 60))
         assert "--receipt-id" in error["message"] and "--evidence" in error["message"]
         assert error["details"]["proof_possible_at"] in error["message"]
-    text = _reconcile(dpone, child_id)
+    text = reconcile(dpone, child_id)
     assert text.code == 4 and "reconcile.absence_unproven" in text.err
-    assert _journal_state(dpone, parent_id) == before
+    assert journal_state(dpone, parent_id) == before
     assert not (dpone.state / "artifacts" / "reconciliations").exists()
     assert receiver.state.ledger.snapshot()["mutations_total"] == 0
 
@@ -256,7 +233,7 @@ def test_an_absent_key_after_the_horizon_is_not_applied_and_resubmitted_once(
     parent_id, child_id = _blocked_child(run)
     _wait_for_journal_clock(dpone, _latest_attempt(dpone, child_id) + dt.timedelta(seconds=3))
 
-    applied = _reconcile(dpone, child_id, "--apply", "--actor", "ops@example.test",
+    applied = reconcile(dpone, child_id, "--apply", "--actor", "ops@example.test",
                          "--format", "json")
 
     assert applied.code == 0, applied.out + applied.err
@@ -281,15 +258,15 @@ def test_without_a_certified_lookup_no_flags_names_the_three_ways(
     receiver.state.faults.install([DROP_SYNC])
     parent_id, child_id = _blocked_child(
         dpone.deliver("measurements_sync", FULL, "--format", "json"))
-    before = _journal_state(dpone, parent_id)
+    before = journal_state(dpone, parent_id)
 
-    run = _reconcile(dpone, child_id, "--apply", "--format", "json")
+    run = reconcile(dpone, child_id, "--apply", "--format", "json")
 
     assert run.code == 2, run.out + run.err
     error = run.json()
     assert error["code"] == "reconcile.proof_required"
     assert all(way in error["message"] for way in ("query by key", "--receipt-id", "--evidence"))
-    assert _journal_state(dpone, parent_id) == before
+    assert journal_state(dpone, parent_id) == before
 
 
 def _plant_orphan_marker(dpone: Dpone, first_child: str, child_id: str) -> str:
@@ -307,7 +284,7 @@ def _plant_orphan_marker(dpone: Dpone, first_child: str, child_id: str) -> str:
 
 def test_an_orphan_marker_of_an_older_epoch_stops_unknown_then_reconciles_and_resubmits(
         dpone: Dpone, registry: Path, receiver: ReceiverThread) -> None:
-    _bare_duplicate(registry)
+    bare_duplicate(registry)
     _single_attempt(registry)
     _short_horizon(registry)
     receiver.state.faults.install([DROP_ASYNC])
@@ -315,7 +292,7 @@ def test_an_orphan_marker_of_an_older_epoch_stops_unknown_then_reconciles_and_re
         dpone.deliver("measurements_async", TWO_ASYNC_CHILDREN, "--format", "json"))
     second = first.removesuffix("_0001") + "_0002"
     orphan_key = _plant_orphan_marker(dpone, first, second)
-    assert _reconcile(dpone, first, "--apply", "--format", "json").code == 0
+    assert reconcile(dpone, first, "--apply", "--format", "json").code == 0
     submits = posts(receiver)
 
     stopped = dpone.resume(parent_id, "--apply", "--wait", "--format", "json")
@@ -332,7 +309,7 @@ def test_an_orphan_marker_of_an_older_epoch_stops_unknown_then_reconciles_and_re
         f"dpone delivery reconcile --operation-id {second} ")
     _wait_for_journal_clock(dpone, _latest_attempt(dpone, second) + dt.timedelta(seconds=3))
 
-    proven = _reconcile(dpone, second, "--apply", "--format", "json")
+    proven = reconcile(dpone, second, "--apply", "--format", "json")
 
     assert proven.code == 0, proven.out + proven.err
     assert proven.json()["effect"] == "not_applied"

@@ -18,34 +18,15 @@ from typing import Any
 import jsonschema
 import pytest
 
-from dpone.cli._inputs import close_quietly, open_existing_journal
 from dpone.compiler.schemas import schema_for
 from dpone.receiver import ReceiverThread
 from support.cli import FULL, TWO_ASYNC_CHILDREN, Dpone, posts
-
-DROP_SYNC = {"match": {"method": "POST", "path_prefix": "/mock/v1/batches/"},
-             "fault": "commit_then_drop"}
-DROP_ASYNC = {"match": {"method": "POST", "path_prefix": "/mock/v1/dataset-jobs"},
-              "fault": "commit_then_drop"}
+from support.reconcile import DROP_ASYNC, DROP_SYNC, bare_duplicate, journal_state, reconcile
 
 
 @pytest.fixture
 def dpone(registry: Path, tmp_path: Path, journal_url: str) -> Dpone:
     return Dpone(registry, tmp_path / "state", journal_url)
-
-
-def _bare_duplicate(registry: Path) -> None:
-    """The receiver's duplicate answer carries only the job id (a bare 409): no proof of key."""
-    profile = registry / "profiles" / "mock.dataset-jobs@1.yaml"
-    text = profile.read_text(encoding="utf-8")
-    profile.write_text(text.replace("      filename: {body_json_pointer: /filename}\n", ""),
-                       encoding="utf-8")
-
-
-def _reconcile(dpone: Dpone, operation_id: str, *extra: str) -> Any:
-    return dpone("delivery", "reconcile", "--operation-id", operation_id,
-                 "--journal", dpone.journal_url, "--artifacts", str(dpone.state / "artifacts"),
-                 "--plans", str(dpone.state), *extra)
 
 
 def _evidence(tmp_path: Path, **fields: Any) -> Path:
@@ -70,16 +51,6 @@ def _blocked_child(run: Any) -> tuple[str, str, int]:
     return str(document["parent_id"]), str(blocked["operation_id"]), int(child["rows"])
 
 
-def _state(dpone: Dpone, parent_id: str) -> dict[str, Any]:
-    """Every child's stored tuple and journal revision."""
-    journal = open_existing_journal(dpone.journal_url, environment_id="local-dev")
-    try:
-        parent = journal.load_parent(parent_id)
-    finally:
-        close_quietly(journal)
-    return {c.operation_id: (c.state_name, c.revision) for c in parent.children}
-
-
 def _check_artifact(dpone: Dpone, document: dict[str, Any]) -> dict[str, Any]:
     artifact = document["reconciliation_artifact"]
     data = (dpone.state / "artifacts" / artifact["key"]).read_bytes()
@@ -99,10 +70,10 @@ def test_sync_reset_after_commit_reconciled_by_evidence_then_resumed(
     assert inspected.code == 0, inspected.out + inspected.err
     evidence = _evidence(tmp_path, accepted_rows=rows)
 
-    preview = _reconcile(dpone, child_id, "--evidence", str(evidence), "--format", "json")
+    preview = reconcile(dpone, child_id, "--evidence", str(evidence), "--format", "json")
     assert preview.code == 0, preview.out + preview.err
     assert preview.json()["applied"] is False and not _stored(dpone, "reconciliations/sha256")
-    applied = _reconcile(dpone, child_id, "--evidence", str(evidence), "--apply",
+    applied = reconcile(dpone, child_id, "--evidence", str(evidence), "--apply",
                          "--actor", "ops@example.test", "--format", "json")
 
     assert applied.code == 0, applied.out + applied.err
@@ -126,7 +97,7 @@ def test_sync_reset_after_commit_reconciled_by_evidence_then_resumed(
 
 def test_async_reset_after_commit_reconciled_by_receipt_then_resumed(
         dpone: Dpone, registry: Path, receiver: ReceiverThread) -> None:
-    _bare_duplicate(registry)
+    bare_duplicate(registry)
     receiver.state.faults.install([DROP_ASYNC])
     parent_id, child_id, _rows = _blocked_child(
         dpone.deliver("measurements_async", TWO_ASYNC_CHILDREN, "--format", "json"))
@@ -138,7 +109,7 @@ def test_async_reset_after_commit_reconciled_by_receipt_then_resumed(
     assert job is not None
     submits = posts(receiver)
 
-    applied = _reconcile(dpone, child_id, "--receipt-id", job.job_id, "--apply", "--format",
+    applied = reconcile(dpone, child_id, "--receipt-id", job.job_id, "--apply", "--format",
                          "json")
 
     assert applied.code == 0, applied.out + applied.err
@@ -170,7 +141,7 @@ def test_proven_not_applied_is_resubmitted_with_the_same_key(
     assert receiver.state.ledger.snapshot()["mutations_total"] == 0
     evidence = _evidence(tmp_path, effect="not_applied")
 
-    applied = _reconcile(dpone, child_id, "--evidence", str(evidence), "--apply", "--format",
+    applied = reconcile(dpone, child_id, "--evidence", str(evidence), "--apply", "--format",
                          "json")
 
     assert applied.code == 0, applied.out + applied.err
@@ -211,22 +182,22 @@ def test_a_contradicting_reconcile_is_refused_and_changes_nothing(
     else:
         extra = ["--expected-profile-contract-digest", "sha256:" + "2" * 64]
     evidence = _evidence(tmp_path, **fields)
-    before = _state(dpone, parent_id)
+    before = journal_state(dpone, parent_id)
     artifacts = sorted(p for p in (dpone.state / "artifacts").rglob("*") if p.is_file())
 
-    run = _reconcile(dpone, child_id, "--evidence", str(evidence), *extra, "--apply",
+    run = reconcile(dpone, child_id, "--evidence", str(evidence), *extra, "--apply",
                      "--format", "json")
 
     assert (run.code, run.json()["code"]) == expected, run.out + run.err
     if refusal == "unknown_field":
         assert str(evidence) in run.json()["message"]
-    assert _state(dpone, parent_id) == before
+    assert journal_state(dpone, parent_id) == before
     assert sorted(p for p in (dpone.state / "artifacts").rglob("*") if p.is_file()) == artifacts
 
 
 def test_a_receipt_of_another_delivery_key_is_refused_and_changes_nothing(
         dpone: Dpone, registry: Path, receiver: ReceiverThread) -> None:
-    _bare_duplicate(registry)
+    bare_duplicate(registry)
     other = dpone.deliver("measurements_async", ("2026-08-10", "2026-08-13"), "--wait",
                           "--format", "json")
     assert other.code == 0, other.out + other.err
@@ -234,13 +205,13 @@ def test_a_receipt_of_another_delivery_key_is_refused_and_changes_nothing(
     receiver.state.faults.install([DROP_ASYNC])
     parent_id, child_id, _rows = _blocked_child(
         dpone.deliver("measurements_async", TWO_ASYNC_CHILDREN, "--format", "json"))
-    before = _state(dpone, parent_id)
+    before = journal_state(dpone, parent_id)
 
-    run = _reconcile(dpone, child_id, "--receipt-id", other_job, "--apply", "--format", "json")
+    run = reconcile(dpone, child_id, "--receipt-id", other_job, "--apply", "--format", "json")
 
     assert run.code == 4, run.out + run.err
     assert run.json()["code"] == "reconcile.key_mismatch"
-    assert _state(dpone, parent_id) == before
+    assert journal_state(dpone, parent_id) == before
     assert not _stored(dpone, "reconciliations/sha256")
 
 
@@ -250,7 +221,7 @@ def test_a_parent_id_names_the_children_to_pick(dpone: Dpone, receiver: Receiver
     parent_id, child_id, _rows = _blocked_child(
         dpone.deliver("measurements_sync", FULL, "--format", "json"))
 
-    run = _reconcile(dpone, parent_id, "--evidence", str(_evidence(tmp_path)), "--format", "json")
+    run = reconcile(dpone, parent_id, "--evidence", str(_evidence(tmp_path)), "--format", "json")
 
     assert run.code == 2, run.out + run.err
     assert run.json()["details"]["children"] == [child_id]

@@ -16,23 +16,12 @@ import pytest
 
 from dpone.receiver import ReceiverThread
 from support.cli import FULL, TWO_ASYNC_CHILDREN, Dpone
-
-DROP_ASYNC = {"match": {"method": "POST", "path_prefix": "/mock/v1/dataset-jobs"},
-              "fault": "commit_then_drop"}
-DROP_SYNC = {"match": {"method": "POST", "path_prefix": "/mock/v1/batches/"},
-             "fault": "commit_then_drop"}
+from support.reconcile import DROP_ASYNC, DROP_SYNC, bare_duplicate
 
 
 @pytest.fixture
 def dpone(registry: Path, tmp_path: Path, journal_url: str) -> Dpone:
     return Dpone(registry, tmp_path / "state", journal_url)
-
-
-def _bare_duplicate(registry: Path) -> None:
-    profile = registry / "profiles" / "mock.dataset-jobs@1.yaml"
-    text = profile.read_text(encoding="utf-8")
-    profile.write_text(text.replace("      filename: {body_json_pointer: /filename}\n", ""),
-                       encoding="utf-8")
 
 
 def _run_printed(dpone: Dpone, printed: str, *extra: str) -> Any:
@@ -43,7 +32,7 @@ def _run_printed(dpone: Dpone, printed: str, *extra: str) -> Any:
 
 def test_a_certified_lookup_prints_a_reconcile_command_that_runs_as_printed(
         dpone: Dpone, registry: Path, receiver: ReceiverThread) -> None:
-    _bare_duplicate(registry)
+    bare_duplicate(registry)
     receiver.state.faults.install([DROP_ASYNC])
     run = dpone.deliver("measurements_async", TWO_ASYNC_CHILDREN, "--format", "json")
     assert run.code == 4, run.out + run.err

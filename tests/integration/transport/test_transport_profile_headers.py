@@ -6,7 +6,7 @@ from __future__ import annotations
 from dpone.compiler import compile_workload
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.profile import KeyEcho, ResponseBounds
-from dpone.executor.supervisor._observe import echo_matches
+from dpone.executor.supervisor import echo_matches
 from dpone.executor.transport import OutboundRequest, Response, transport_for
 from support.common import EXAMPLES
 from support.transport import credential

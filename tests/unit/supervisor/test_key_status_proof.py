@@ -15,8 +15,9 @@ import pytest
 
 from dpone.contracts.design import load_state_contract
 from dpone.contracts.plan import RestDeliveryPlan
-from dpone.executor.reconcile import JobStatus, Proof, prove_by_key_query, resolution
+from dpone.executor.reconcile import Proof, prove_by_key_query, resolution
 from dpone.executor.reconcile.query_by_key import KeyFound, KeyQueryUnavailable, query_by_key
+from dpone.executor.supervisor import JobStatus
 from support.supervisor import Reply, Supervised, reply
 
 Make = Callable[..., Supervised]

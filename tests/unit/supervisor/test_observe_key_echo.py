@@ -8,7 +8,7 @@ import json
 import pytest
 
 from dpone.contracts.profile import KeyEcho, ResponseBounds
-from dpone.executor.supervisor._observe import echo_matches
+from dpone.executor.supervisor import echo_matches
 from dpone.executor.transport import Response
 
 OURS = "3f" * 32 + ".csv.gz"

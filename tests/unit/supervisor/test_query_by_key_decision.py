@@ -13,7 +13,6 @@ import pytest
 
 from dpone.contracts import DponeError
 from dpone.contracts.plan import RestDeliveryPlan
-from dpone.executor.reconcile import JobStatus
 from dpone.executor.reconcile.query_by_key import (
     KeyAbsentProven,
     KeyAbsentUnproven,
@@ -22,6 +21,7 @@ from dpone.executor.reconcile.query_by_key import (
     KeyQueryUnavailable,
     query_by_key,
 )
+from dpone.executor.supervisor import JobStatus
 from support.supervisor import Reply, Supervised, drop, refuse, reply
 
 Make = Callable[..., Supervised]
