@@ -214,7 +214,7 @@ def _trail_text(document: DeliveryInspection) -> list[str]:
 
 @click.group()
 def delivery() -> None:
-    """List and inspect (read-only) and resume deliveries recorded in the journal."""
+    """List and inspect (read-only), reconcile and resume deliveries recorded in the journal."""
 
 
 @delivery.command()
