@@ -191,14 +191,33 @@ def is_receipt_found_running(edge: Edge, src: dict[str, str], dst: dict[str, str
             and {"receipt_persisted", "read_only_receiver_evidence"} <= set(edge.get("requires")))
 
 
-def is_orphan_marker_consumed(edge: Edge, src: dict[str, str], dst: dict[str, str]) -> bool:
-    """The mutation lease found the next attempt's MAY_ATTEMPT marker key holding a marker of
-    another journal epoch: the orphan's ordinal is consumed (never planned again) and the
-    effect becomes UNKNOWN, so only a reconciliation can lead to a new attempt."""
-    return (edge.automatic and edge.lease == "mutation"
-            and src["execution_state"] in {"SEALED", "RETRY_WAIT"}
+def is_orphan_marker_found(edge: Edge, src: dict[str, str], dst: dict[str, str]) -> bool:
+    """The mutation lease found the next attempt's MAY_ATTEMPT marker key holding another marker
+    (of another journal epoch, or one a reconciliation did not cover) before a first attempt, a
+    due retry or a resubmit an operator reconciliation allowed (guard ``absence_reconciled``):
+    the orphan's ordinal is consumed (never planned again) and the effect becomes UNKNOWN, so
+    only a reconciliation can lead to a new attempt."""
+    before = (src["execution_state"] in {"SEALED", "RETRY_WAIT"} or (
+        src["execution_state"] == "FINALIZED" and src["remote_effect"] == "NONE_PROVEN"
+        and "absence_reconciled" in edge.get("requires")))
+    return (edge.automatic and edge.lease == "mutation" and before
             and dst["execution_state"] == "FINALIZED" and dst["remote_effect"] == "UNKNOWN"
             and "orphan_marker_found" in edge.get("requires"))
+
+
+def is_orphan_marker_covered(edge: Edge, src: dict[str, str], dst: dict[str, str]) -> bool:
+    """Inside an operator reconciliation (between open and resolve, the tuple unchanged), an
+    orphan MAY_ATTEMPT marker of the child's delivery key is consumed: the reconciliation that
+    proves the key's effect covers it, and its ordinal is never planned again."""
+    return (not edge.automatic and edge.lease == "operator" and src == dst
+            and src["execution_state"] == "VERIFYING" and edge.obj.get("reconciliation") is None
+            and {"operator_authority_audited", "orphan_marker_found"} <= set(edge.get("requires")))
+
+
+def is_orphan_marker_consumed(edge: Edge, src: dict[str, str], dst: dict[str, str]) -> bool:
+    """An orphan MAY_ATTEMPT marker's ordinal is consumed: found before an attempt, or covered
+    by a reconciliation."""
+    return is_orphan_marker_found(edge, src, dst) or is_orphan_marker_covered(edge, src, dst)
 
 
 def check_terminal_closure(m: Model) -> Iterator[Finding]:
@@ -216,7 +235,7 @@ def check_terminal_closure(m: Model) -> Iterator[Finding]:
 
 def check_terminal_tuples(m: Model) -> Iterator[Finding]:
     for edge, src, dst in m.pairs(automatic_only=True):
-        if is_reconciled_resubmit(edge, src, dst):
+        if is_reconciled_resubmit(edge, src, dst) or is_orphan_marker_found(edge, src, dst):
             continue
         if edge.source in m.terminal:
             yield (f"terminal tuple {edge.source!r} has the automatic transition {edge.id!r}",
@@ -287,7 +306,7 @@ def check_remote_effect(m: Model) -> Iterator[Finding]:
 def check_verification(m: Model) -> Iterator[Finding]:
     for edge, src, dst in m.pairs():
         before, after = src["verification_state"], dst["verification_state"]
-        if is_reconciled_resubmit(edge, src, dst):
+        if is_reconciled_resubmit(edge, src, dst) or is_orphan_marker_found(edge, src, dst):
             continue
         if edge.automatic and before in {"FAILED", "NOT_PROVABLE"} and after != before:
             yield (f"{edge.id}: verification {before} -> {after} is only an operator "
