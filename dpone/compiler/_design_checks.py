@@ -8,11 +8,15 @@ cannot hide a violation of it.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from typing import Any
 
+from dpone.compiler._design_model import (
+    Model,
+    is_orphan_marker_consumed,
+    is_orphan_marker_found,
+    is_receipt_found_running,
+    is_reconciled_resubmit,
+)
 from dpone.compiler._yaml import YamlPath
 from dpone.contracts import (
     AcknowledgementState,
@@ -66,63 +70,6 @@ def spec_invariant_violations(state: dict[str, str]) -> list[str]:
     return out
 
 
-@dataclass(frozen=True)
-class Edge:
-    id: str
-    automatic: bool
-    source: str
-    target: str
-    kind: str
-    evidence: str
-    lease: str
-    obj: dict[str, Any]
-    path: YamlPath
-
-    def get(self, key: str) -> list[str]:
-        return list(self.obj.get(key, []))
-
-
-class Model:
-    """Index over the plain contract mapping."""
-
-    def __init__(self, data: dict[str, Any]) -> None:
-        self.data = data
-        self.tuples: dict[str, dict[str, str]] = {}
-        self.tuple_paths: dict[str, YamlPath] = {}
-        for i, obj in enumerate(data["legal_tuples"]):
-            self.tuples.setdefault(obj["name"], {axis: obj[axis] for axis in AXES})
-            self.tuple_paths.setdefault(obj["name"], ("legal_tuples", i))
-        self.edges = [
-            Edge(obj["id"], key == "automatic_transitions", obj["from"], obj["to"],
-                 obj["trigger"]["kind"], obj["trigger"]["evidence"], obj["cas"]["lease"], obj,
-                 (key, i))
-            for key in ("automatic_transitions", "operator_transitions")
-            for i, obj in enumerate(data[key])
-        ]
-        self.terminal = set(data["terminal_tuples"])
-        self.initial = data["initial_tuple"]
-
-    def legal(self, edge: Edge) -> bool:
-        return edge.source in self.tuples and edge.target in self.tuples
-
-    def pairs(self, *, automatic_only: bool = False) -> Iterator[tuple[Edge, dict[str, str],
-                                                                      dict[str, str]]]:
-        for edge in self.edges:
-            if self.legal(edge) and (edge.automatic or not automatic_only):
-                yield edge, self.tuples[edge.source], self.tuples[edge.target]
-
-    def reach(self, start: str, *, automatic_only: bool) -> set[str]:
-        seen, queue = {start}, deque([start])
-        while queue:
-            name = queue.popleft()
-            for edge in self.edges:
-                if edge.source == name and self.legal(edge) and edge.target not in seen and (
-                        edge.automatic or not automatic_only):
-                    seen.add(edge.target)
-                    queue.append(edge.target)
-        return seen
-
-
 def check_axes(m: Model) -> Iterator[Finding]:
     for axis, enum in RUNTIME_AXES.items():
         declared, runtime = list(m.data["axes"][axis]), [member.value for member in enum]
@@ -173,34 +120,6 @@ def check_reachability(m: Model) -> Iterator[Finding]:
             yield f"tuple {name!r} is unreachable from the initial tuple {m.initial!r}", path
 
 
-def is_reconciled_resubmit(edge: Edge, src: dict[str, str], dst: dict[str, str]) -> bool:
-    """The one automatic exit of a finalized tuple besides promotion: an operator reconciliation
-    proved NONE_PROVEN (guard ``absence_reconciled``), so the mutation lease submits the same
-    delivery key again; the new attempt starts its own acknowledgement and verification."""
-    return (edge.automatic and edge.lease == "mutation" and src["execution_state"] == "FINALIZED"
-            and src["remote_effect"] == "NONE_PROVEN" and dst["execution_state"] == "SUBMITTING"
-            and "absence_reconciled" in edge.get("requires"))
-
-
-def is_receipt_found_running(edge: Edge, src: dict[str, str], dst: dict[str, str]) -> bool:
-    """An operator resolution that records a receipt it polled read-only and found running: the
-    acknowledgement becomes the receiver's answer and poll_receipt continues."""
-    return (not edge.automatic and edge.obj.get("reconciliation") == "resolve"
-            and src["execution_state"] == "VERIFYING"
-            and dst["execution_state"] in {"ACCEPTED", "WAITING"}
-            and {"receipt_persisted", "read_only_receiver_evidence"} <= set(edge.get("requires")))
-
-
-def is_orphan_marker_consumed(edge: Edge, src: dict[str, str], dst: dict[str, str]) -> bool:
-    """The mutation lease found the next attempt's MAY_ATTEMPT marker key holding a marker of
-    another journal epoch: the orphan's ordinal is consumed (never planned again) and the
-    effect becomes UNKNOWN, so only a reconciliation can lead to a new attempt."""
-    return (edge.automatic and edge.lease == "mutation"
-            and src["execution_state"] in {"SEALED", "RETRY_WAIT"}
-            and dst["execution_state"] == "FINALIZED" and dst["remote_effect"] == "UNKNOWN"
-            and "orphan_marker_found" in edge.get("requires"))
-
-
 def check_terminal_closure(m: Model) -> Iterator[Finding]:
     for name, path in m.tuple_paths.items():
         if name in m.terminal:
@@ -216,7 +135,7 @@ def check_terminal_closure(m: Model) -> Iterator[Finding]:
 
 def check_terminal_tuples(m: Model) -> Iterator[Finding]:
     for edge, src, dst in m.pairs(automatic_only=True):
-        if is_reconciled_resubmit(edge, src, dst):
+        if is_reconciled_resubmit(edge, src, dst) or is_orphan_marker_found(edge, src, dst):
             continue
         if edge.source in m.terminal:
             yield (f"terminal tuple {edge.source!r} has the automatic transition {edge.id!r}",
@@ -287,7 +206,7 @@ def check_remote_effect(m: Model) -> Iterator[Finding]:
 def check_verification(m: Model) -> Iterator[Finding]:
     for edge, src, dst in m.pairs():
         before, after = src["verification_state"], dst["verification_state"]
-        if is_reconciled_resubmit(edge, src, dst):
+        if is_reconciled_resubmit(edge, src, dst) or is_orphan_marker_found(edge, src, dst):
             continue
         if edge.automatic and before in {"FAILED", "NOT_PROVABLE"} and after != before:
             yield (f"{edge.id}: verification {before} -> {after} is only an operator "

@@ -26,7 +26,8 @@ from typing import Any, Literal
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from dpone.compiler._design_checks import MODEL_CHECKS, Finding, Model
+from dpone.compiler._design_checks import MODEL_CHECKS, Finding
+from dpone.compiler._design_model import Model
 from dpone.compiler._yaml import LoadedDocument, YamlPath, load_yaml_bytes, render_path
 from dpone.contracts import (
     ERROR_CATALOG,

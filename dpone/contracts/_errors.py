@@ -228,6 +228,11 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
         "(more rows than were sealed, or an applied effect that does not account for every "
         "row): recheck the receiver's counts; nothing was recorded.", exit_class=4,
         retry=_R.RECONCILIATION_ONLY),
+    _ce("reconcile.orphan_marker_foreign", "A MAY_ATTEMPT marker key of the child holds a "
+        "document that is not a marker of its operation and delivery key: dpone never planned "
+        "it, so no reconciliation covers it. Check the artifact store (the key named in "
+        "details.marker_key) with whoever administers it; nothing was recorded.", exit_class=4,
+        retry=_R.RECONCILIATION_ONLY),
     _ce("plan.not_found", "Compile the plan with `dpone plan` first, or fix the digest."),
     _ce("plan.digest_mismatch", "The plan file was altered; recompile it."),
     _ce("environment.secret_in_url", "Remove the password from the URL: the journal's password "

@@ -229,6 +229,27 @@ class Lease(StrictModel):
     expires_at: dt.datetime
 
 
+MAY_ATTEMPT_MARKER_SCHEMA_ID = "dpone.may_attempt_marker.v1"
+
+
+def may_attempt_marker_key(operation_namespace: str, operation_id: str,
+                           attempt_ordinal: int) -> str:
+    """Where an attempt's MAY_ATTEMPT marker lives in the artifact store:
+    ``markers/<namespace hex>/<operation_id>/<attempt_ordinal>.json``."""
+    return (f"markers/{operation_namespace.removeprefix('sha256:')}/{operation_id}/"
+            f"{attempt_ordinal}.json")
+
+
+class OrphanMarker(StrictModel):
+    """A MAY_ATTEMPT marker of the child's delivery key at an ordinal above the journal's
+    ``attempt_ordinal``: planned, never entered into SUBMITTING in this journal. A
+    reconciliation covers it and consumes its ordinal (an attempt row, never a reservation)."""
+
+    attempt_ordinal: Annotated[int, Field(ge=1)]
+    marker_key: str
+    marker_digest: Digest
+
+
 class AttemptPlan(StrictModel):
     """The next attempt: its ordinal, deterministic id and the MAY_ATTEMPT marker document."""
 
@@ -279,6 +300,9 @@ class ReconcileRequest(StrictModel):
     next_check_after: dt.datetime | None = None
     error_code: str | None = None
     audit: dict[str, str | int] = {}
+    orphan_markers: tuple[OrphanMarker, ...] = ()
+    """The orphan MAY_ATTEMPT markers the reconciliation covers, in ordinal order from
+    ``attempt_ordinal + 1``: each is consumed between the open and resolve transitions."""
 
 
 OPERATOR_TRANSITION_PREFIX = "operator_"

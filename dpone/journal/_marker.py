@@ -24,16 +24,20 @@ from typing import Any
 
 from dpone.contracts._base import canonical_json, content_digest
 from dpone.contracts._errors import DponeError
-from dpone.contracts.journal import AttemptPlan
-from dpone.journal._ids import attempt_id, hex_of
+from dpone.contracts.journal import (
+    MAY_ATTEMPT_MARKER_SCHEMA_ID,
+    AttemptPlan,
+    may_attempt_marker_key,
+)
+from dpone.journal._ids import attempt_id
 from dpone.journal._rows import ChildRow
 
-MARKER_SCHEMA_ID = "dpone.may_attempt_marker.v1"
+MARKER_SCHEMA_ID = MAY_ATTEMPT_MARKER_SCHEMA_ID
 
 
 def marker_key(operation_namespace: str, operation_id: str, attempt_ordinal: int) -> str:
     """``markers/<namespace hex>/<operation_id>/<attempt_ordinal>.json``."""
-    return f"markers/{hex_of(operation_namespace)}/{operation_id}/{attempt_ordinal}.json"
+    return may_attempt_marker_key(operation_namespace, operation_id, attempt_ordinal)
 
 
 def marker_document(

@@ -198,6 +198,14 @@ def proven_outcomes() -> frozenset[str]:
         or listed.target == StateName.SUBMITTING_FENCED_REPLAY.value)
 
 
+def orphan_outcomes() -> frozenset[str]:
+    """Transitions that record an orphan MAY_ATTEMPT marker as an attempt: its ordinal is
+    consumed and nothing is sent under it (found before an attempt, or covered by a
+    reconciliation)."""
+    return frozenset(listed.id for listed in load_state_contract().transitions.values()
+                     if listed.trigger.evidence == "ORPHAN_MAY_ATTEMPT_MARKER_FOUND")
+
+
 @dataclass
 class Cell:
     """One cell: its receiver, registry, journal and stores under ``root``."""
@@ -329,13 +337,14 @@ class Cell:
         finally:
             close_quietly(journal)
         mutations = self.receiver.state.ledger.mutations
-        proven = proven_outcomes()
+        proven, orphans = proven_outcomes(), orphan_outcomes()
         children = []
         for child in sorted(parent.children, key=lambda c: c.ordinal):
             key = self.ledger_key(child)
             mine = [m for m in mutations if m.key == key]
             tried = sorted(attempts[child.operation_id], key=lambda a: a["attempt_ordinal"])
-            unproved = sum(1 for before in tried[:-1]
+            sent = [a for a in tried if a.get("outcome") not in orphans]  # orphans send nothing
+            unproved = sum(1 for before in sent[:-1]
                            if before.get("outcome") not in proven
                            and child.operation_id not in self.reconciled_absent)
             children.append(MatrixChild(

@@ -60,7 +60,10 @@ from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.contracts.sealed import SealedChild
 from dpone.executor.reconcile import (
+    FoundOrphan,
     Proof,
+    absence_time_base,
+    find_orphans,
     prove_by_evidence,
     prove_by_key_query,
     prove_by_receipt,
@@ -68,6 +71,7 @@ from dpone.executor.reconcile import (
     reconciliation,
     record,
     resolution,
+    untimed_absence,
 )
 from dpone.executor.supervisor import check_profile, sealed_children
 from dpone.executor.transport import RestTransportPort, transport_for
@@ -144,6 +148,9 @@ def _text(document: ReconcileResult) -> str:
              f"  effect {document.effect}: {document.before.state_name} (revision "
              f"{document.before.revision}) -> {document.after.state_name} (revision "
              f"{document.after.revision})",
+             *(f"  orphan marker of attempt {orphan.attempt_ordinal} covered (its ordinal is "
+               f"consumed): {orphan.marker_key} {orphan.marker_digest}"
+               for orphan in document.orphan_markers),
              f"  remote-job slot {document.capacity}",
              f"  reconciliation {document.reconciliation_id}"]
     if document.reconciliation_artifact is not None:
@@ -210,9 +217,12 @@ def reconcile_command(operation_id: str, control: ControlPlaneArgs,
             _require_key_query(plan, child)
             proof = _ask(plan, lambda transport: prove_by_key_query(
                 plan, transport, child, sealed, now=loaded.now,
-                latest_attempt_at=_latest_attempt(plan, child, loaded.latest_attempt_at)))
+                latest_attempt_at=absence_time_base(
+                    _latest_attempt(plan, child, loaded.latest_attempt_at), loaded.orphans),
+                untimed_orphans=untimed_absence(loaded.orphans, loaded.journal_epoch)))
         resolved = resolution(contract, child, proof.effect)
-        document = reconciliation(plan, parent, child, proof, resolved)
+        orphans = tuple(orphan.marker for orphan in loaded.orphans)
+        document = reconciliation(plan, parent, child, proof, resolved, orphans)
         locators = plane.locators
         result = ReconcileResult(
             applied=False, parent_id=parent_id, operation_id=child.operation_id,
@@ -222,11 +232,13 @@ def reconcile_command(operation_id: str, control: ControlPlaneArgs,
             reconciliation_id=document.reconciliation_id, proof=proof.detail,
             counters=proof.counters, effect=proof.effect, before=document.before,
             after=ReconciledState(state_name=resolved.target_name, axes=resolved.target,
-                                  revision=child.revision + 2),
+                                  revision=child.revision + 2 + len(orphans)),
             transitions=document.transitions, receipt=_scalars(proof.receipt or child.receipt),
             capacity=("released" if proof.effect in ("applied", "not_applied") else "kept"),
             next_command=reconcile_hint(child.operation_id, locators, *proof_words),
             exit_code=_RECORDED_EXIT[proof.effect])
+        if orphans:
+            result = result.model_copy(update={"orphan_markers": orphans})
         if apply:
             writer = open_journal(plane.journal, environment_id=plane.environment_id,
                                   tier=plan.environment.snapshot.tier)
@@ -253,8 +265,8 @@ def reconcile_command(operation_id: str, control: ControlPlaneArgs,
 @dataclass(frozen=True)
 class _Loaded:
     """What reconcile reads before it asks anything: the delivery, the child, its plan, its
-    sealed form, and the journal's clock and latest attempt start (the query by key's time
-    base)."""
+    sealed form, the journal's clock, epoch and latest attempt start (the query by key's time
+    base), and the child's orphan markers."""
 
     parent: ParentOperation
     child: ChildOperation
@@ -262,6 +274,9 @@ class _Loaded:
     sealed: SealedChild
     now: dt.datetime
     latest_attempt_at: dt.datetime | None
+    orphans: tuple[FoundOrphan, ...]
+    """The child's orphan MAY_ATTEMPT markers, which the reconciliation covers."""
+    journal_epoch: int
 
 
 def _load(plane: ControlPlane, store: ImmutableArtifactPort, parent_id: str,
@@ -280,10 +295,12 @@ def _load(plane: ControlPlane, store: ImmutableArtifactPort, parent_id: str,
         attempts = journal.list_attempts(child.operation_id)
         started = attempts[-1]["started_at"] if attempts else None
         now = journal.now()
+        epoch = journal.journal_epoch(child.tenancy.environment_id)
     finally:
         close_quietly(journal)
     return _Loaded(parent, child, plan, sealed, now,
-                   started if isinstance(started, dt.datetime) else None)
+                   started if isinstance(started, dt.datetime) else None,
+                   find_orphans(store, child), epoch)
 
 
 def _require_key_query(plan: RestDeliveryPlan, child: ChildOperation) -> None:

@@ -12,14 +12,15 @@ artifact, and what ``dpone delivery reconcile`` prints.
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Final, Literal
+from typing import Annotated, Any, ClassVar, Final, Literal
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from dpone.contracts._axes import StateTuple
 from dpone.contracts._base import Digest, StrictModel
 from dpone.contracts.documents._children import ReceiptScalar
 from dpone.contracts.documents._report import Report
+from dpone.contracts.journal import OrphanMarker
 
 OPERATOR_EVIDENCE_SCHEMA_ID: Final = "dpone.operator_evidence.v1"
 RECONCILIATION_SCHEMA_ID: Final = "dpone.rest_delivery_reconciliation.v1"
@@ -100,6 +101,18 @@ class Reconciliation(StrictModel):
     transitions: tuple[str, ...]
     """The contract transitions that record it: open, then resolve."""
     after_state_name: str
+    orphan_markers: tuple[OrphanMarker, ...] = ()
+    """The orphan MAY_ATTEMPT markers of the child's delivery key this reconciliation covers
+    (planned at ordinals above the journal's attempt ordinal, never entered into SUBMITTING):
+    their ordinals are consumed, so a child proven not applied is resubmitted at a fresh one.
+    Left out of the document when there is none."""
+
+    @model_serializer(mode="wrap")
+    def _without_empty_orphans(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if not self.orphan_markers and isinstance(data, dict):
+            data.pop("orphan_markers", None)
+        return data
 
 
 class ArtifactSummary(Report):
@@ -110,7 +123,7 @@ class ArtifactSummary(Report):
 class ReconcileResult(Report):
     """``dpone delivery reconcile``: what was (or, without ``--apply``, would be) recorded."""
 
-    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"reconciliation_artifact"})
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"reconciliation_artifact", "orphan_markers"})
 
     schema_id: Literal["dpone.delivery_reconcile_result.v1"] = Field(
         default=RECONCILE_RESULT_SCHEMA_ID, alias="schema")
@@ -132,6 +145,8 @@ class ReconcileResult(Report):
     transitions: tuple[str, ...]
     receipt: dict[str, ReceiptScalar]
     reconciliation_artifact: ArtifactSummary | None = None
+    orphan_markers: tuple[OrphanMarker, ...] = ()
+    """The orphan MAY_ATTEMPT markers the reconciliation covers (given only when there is one)."""
     capacity: Literal["released", "kept"]
     """Whether the child's remote-job slot is released (effect proven applied or not applied)
     or kept (still running, unknown or partial)."""

@@ -8,6 +8,12 @@ store only through their ports.
 
 from dpone.executor.reconcile._decide import attested_effect, check_bounds, polled_effect
 from dpone.executor.reconcile._key_proof import prove_by_key_query
+from dpone.executor.reconcile._orphans import (
+    FoundOrphan,
+    absence_time_base,
+    find_orphans,
+    untimed_absence,
+)
 from dpone.executor.reconcile._receipt import PolledReceipt, poll_receipt, receipt_field
 from dpone.executor.reconcile._service import (
     OPERATOR_LEASE_TTL_S,
@@ -26,12 +32,15 @@ from dpone.executor.reconcile._service import (
 
 __all__ = [
     "OPERATOR_LEASE_TTL_S",
+    "FoundOrphan",
     "PolledReceipt",
     "Proof",
     "Resolution",
+    "absence_time_base",
     "artifact_key",
     "attested_effect",
     "check_bounds",
+    "find_orphans",
     "poll_receipt",
     "polled_effect",
     "prove_by_evidence",
@@ -44,4 +53,5 @@ __all__ = [
     "reconciliation_id",
     "record",
     "resolution",
+    "untimed_absence",
 ]

@@ -23,6 +23,7 @@ describe the same reconciliation when the receiver's answer is the same.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from typing import Final
 
 from dpone.contracts import DponeError, canonical_json, content_digest
@@ -30,6 +31,7 @@ from dpone.contracts.documents import ReconciledCounters, ReconciliationProof
 from dpone.contracts.journal import ChildOperation
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import SealedChild
+from dpone.executor.reconcile._orphans import orphan_absence_unproven
 from dpone.executor.reconcile._receipt import PolledReceipt, receipt_field
 from dpone.executor.reconcile._service import Proof, prove_by_receipt, prove_by_status
 from dpone.executor.reconcile.query_by_key import (
@@ -48,8 +50,13 @@ OTHER_PROOFS: Final = ("--receipt-id R (a job you found in the receiver's consol
 
 def prove_by_key_query(plan: RestDeliveryPlan, transport: RestTransportPort,
                        operation: ChildOperation, sealed: SealedChild, *, now: dt.datetime,
-                       latest_attempt_at: dt.datetime) -> Proof:
-    """The proof the certified query by key gives for ``operation`` (see the module)."""
+                       latest_attempt_at: dt.datetime,
+                       untimed_orphans: Sequence[str] = ()) -> Proof:
+    """The proof the certified query by key gives for ``operation`` (see the module).
+
+    ``latest_attempt_at`` also counts the orphan markers the reconciliation covers;
+    ``untimed_orphans``: orphan marker keys whose send time nothing bounds (another journal
+    epoch), so an absent answer proves nothing."""
     result = query_by_key(transport, plan, operation, sealed, now=now,
                           latest_attempt_at=latest_attempt_at)
     if isinstance(result, KeyFound):
@@ -62,6 +69,8 @@ def prove_by_key_query(plan: RestDeliveryPlan, transport: RestTransportPort,
                                receipt={**result.receipt, **status.values})
         return prove_by_status(plan, operation, sealed, receipt_id, polled,
                                lookup=dict(result.evidence))
+    if isinstance(result, KeyAbsentProven | KeyAbsentUnproven) and untimed_orphans:
+        raise orphan_absence_unproven(operation, untimed_orphans, result.evidence)
     if isinstance(result, KeyAbsentProven):
         return _absence_proof(plan, operation, sealed, result, latest_attempt_at)
     if isinstance(result, KeyAbsentUnproven):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -31,6 +31,7 @@ from dpone.contracts.documents import (
 from dpone.contracts.journal import (
     ChildOperation,
     DeliveryJournalPort,
+    OrphanMarker,
     ParentOperation,
     ReconcileRequest,
 )
@@ -182,8 +183,10 @@ def reconciliation_id(operation_id: str, revision: int, evidence_digest: str) ->
 
 
 def reconciliation(plan: RestDeliveryPlan, parent: ParentOperation, operation: ChildOperation,
-                   proof: Proof, resolved: Resolution) -> Reconciliation:
-    """The immutable artifact of this reconciliation (no wall-clock time inside)."""
+                   proof: Proof, resolved: Resolution,
+                   orphans: Sequence[OrphanMarker] = ()) -> Reconciliation:
+    """The immutable artifact of this reconciliation (no wall-clock time inside), covering the
+    child's ``orphans`` (MAY_ATTEMPT markers never entered into SUBMITTING)."""
     return Reconciliation(
         reconciliation_id=reconciliation_id(operation.operation_id, operation.revision,
                                             proof.detail.evidence_digest),
@@ -197,7 +200,7 @@ def reconciliation(plan: RestDeliveryPlan, parent: ParentOperation, operation: C
                                revision=operation.revision),
         proof=proof.detail, counters=proof.counters, effect=proof.effect,
         transitions=(resolved.open_transition, resolved.resolve_transition),
-        after_state_name=resolved.target_name)
+        after_state_name=resolved.target_name, orphan_markers=tuple(orphans))
 
 
 def artifact_key(document: bytes) -> str:
@@ -226,7 +229,10 @@ def record(journal: DeliveryJournalPort, artifacts: ImmutableArtifactPort,
             evidence_digest=proof.detail.evidence_digest, actor=actor, receipt=proof.receipt,
             next_check_after=due, error_code=resolved.error_code,
             audit={"proof": proof.detail.kind, "authority": proof.detail.authority,
-                   "effect": proof.effect, "reconciliation_artifact": stored.digest}), lease)
+                   "effect": proof.effect, "reconciliation_artifact": stored.digest,
+                   **({"orphan_markers": len(document.orphan_markers)}
+                      if document.orphan_markers else {})},
+            orphan_markers=document.orphan_markers), lease)
     finally:
         with contextlib.suppress(DponeError):  # an expired lease needs no release
             journal.release_lease(lease)

@@ -35,6 +35,7 @@ from dpone.contracts.journal import AttemptPlan, ChildOperation, Lease
 from dpone.contracts.profile import SUBMIT_THROTTLE_STATUSES, Extractor, OperationProfile
 from dpone.contracts.sealed import SealedChild
 from dpone.contracts.state import StateName
+from dpone.executor.supervisor._actions import reconciled_absent
 from dpone.executor.supervisor._context import RunContext
 from dpone.executor.supervisor._request import check_payload, outbound_request
 from dpone.executor.supervisor._results import DeliveryBlocked
@@ -61,7 +62,8 @@ from dpone.executor.transport import (
 )
 
 ORPHAN_MARKER_STATES: Final = frozenset({StateName.SEALED, StateName.RETRY_WAIT})
-"""Where an orphan marker at the next attempt's key is recorded (``*_orphan_marker_found``)."""
+"""Where an orphan marker at the next attempt's key is recorded (``*_orphan_marker_found``),
+besides a child an operator reconciliation proved not applied (its resubmit)."""
 PERMANENT_FENCE_REFUSALS: Final = frozenset({"REST_DELIVERY_STALE_GENERATION",
                                             "REST_DELIVERY_APPEND_SCOPE_ALREADY_APPLIED"})
 
@@ -140,8 +142,9 @@ def submit(ctx: RunContext, operation: ChildOperation,
                 marker = ctx.artifacts.put_bytes(attempt.marker_key,
                                                  canonical_json(attempt.marker))
             except DponeError as conflict:
-                if (conflict.code != "artifact.conflict"
-                        or operation.state_name not in ORPHAN_MARKER_STATES):
+                if conflict.code != "artifact.conflict" or not (
+                        operation.state_name in ORPHAN_MARKER_STATES
+                        or reconciled_absent(operation)):
                     raise
                 return _orphan_marker(ctx, operation, lease, attempt)
             try:
@@ -186,9 +189,10 @@ def submit(ctx: RunContext, operation: ChildOperation,
 
 def _orphan_marker(ctx: RunContext, operation: ChildOperation, lease: Lease,
                    attempt: AttemptPlan) -> DeliveryBlocked:
-    """The next attempt's marker key holds another marker (of another journal epoch): a request
-    of that attempt may have reached the receiver, so nothing is sent; the child's effect is
-    recorded UNKNOWN with the orphan's digest and the run stops for a reconciliation."""
+    """The next attempt's marker key holds another marker (of another journal epoch, or one a
+    reconciliation did not cover): a request of that attempt may have reached the receiver, so
+    nothing is sent; the child's effect is recorded UNKNOWN with the orphan's digest and the run
+    stops for a reconciliation."""
     orphan = content_digest(ctx.artifacts.get_bytes(attempt.marker_key))
     updated = ctx.journal.record_orphan_marker(attempt, orphan, lease, operation.revision)
     ctx.notify(updated, "orphan_marker_found")

@@ -1,8 +1,10 @@
 """An orphan MAY_ATTEMPT marker met before an attempt, in one critical transaction.
 
-The caller planned the next attempt of a SEALED or RETRY_WAIT child (``plan_attempt``) and the
-artifact store refused its marker: the key already holds other bytes, a marker planned in
-another journal epoch (a journal restore forgot the attempt it announced). A request of that
+The caller planned the next attempt of a SEALED or RETRY_WAIT child, or the resubmit of a child
+an operator reconciliation proved not applied (``plan_attempt``), and the artifact store refused
+its marker: the key already holds other bytes, a marker planned in another journal epoch (a
+journal restore forgot the attempt it announced) or one that appeared after the reconciliation
+looked (planned against an older revision by a run that had lost its lease). A request of that
 attempt may have reached the receiver, so the child is never submitted under that ordinal and
 never resent without proof: the contract's ``*_orphan_marker_found`` transition finalizes it
 with an UNKNOWN effect (``REST_DELIVERY_REMOTE_EFFECT_UNKNOWN``), advancing ``attempt_ordinal``
@@ -17,10 +19,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from dpone.contracts._axes import ExecutionState
 from dpone.contracts._errors import DponeError
 from dpone.contracts.journal import AttemptPlan, ChildOperation, Lease
 from dpone.contracts.state import Fact, StateContract, StateName, Transition
 from dpone.journal._cas import apply_decision, guarded
+from dpone.journal._effects import absence_reconciled
 from dpone.journal._environment import environment
 from dpone.journal._ids import attempt_id
 from dpone.journal._leases import check_lease_identity, live_lease
@@ -32,7 +36,16 @@ from dpone.journal._unit import UnitOfWork
 ORPHAN_TRANSITIONS: Final[Mapping[str, Transition]] = {
     StateName.SEALED: Transition.SEALED_ORPHAN_MARKER_FOUND,
     StateName.RETRY_WAIT: Transition.RETRY_WAIT_ORPHAN_MARKER_FOUND,
+    StateName.FINAL_NOT_ACCEPTED_NONE: Transition.FINAL_NOT_ACCEPTED_NONE_ORPHAN_MARKER_FOUND,
+    StateName.FINAL_ACCEPTED_NONE: Transition.FINAL_ACCEPTED_NONE_ORPHAN_MARKER_FOUND,
+    StateName.FINAL_FAILED_NONE: Transition.FINAL_FAILED_NONE_ORPHAN_MARKER_FOUND,
+    StateName.FINAL_CANCELLED_NONE: Transition.FINAL_CANCELLED_NONE_ORPHAN_MARKER_FOUND,
+    StateName.FINAL_EXPIRED_NONE: Transition.FINAL_EXPIRED_NONE_ORPHAN_MARKER_FOUND,
+    StateName.FINAL_PROTOCOL_UNKNOWN_NONE: Transition.FINAL_PROTOCOL_UNKNOWN_NONE_ORPHAN_MARKER_FOUND,
 }
+"""Where an orphan marker met before the next attempt is recorded: before a first attempt, a
+due retry, or a resubmit an operator reconciliation allowed (the journal proves
+``absence_reconciled`` from the audit, as for the resubmit itself)."""
 ORPHAN_ERROR: Final = "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"
 
 
@@ -44,10 +57,15 @@ def record_orphan_marker(tx: UnitOfWork, contract: StateContract, attempt: Attem
     epoch = environment(tx).journal_epoch
     row = require_child(tx, operation_id)
     transition_id = ORPHAN_TRANSITIONS.get(row.state_name)
+    facts = {Fact.ORPHAN_MARKER_FOUND}
+    if transition_id is not None and row.state.execution_state is ExecutionState.FINALIZED:
+        if not absence_reconciled(tx, contract, row):
+            transition_id = None
+        facts.add(Fact.ABSENCE_RECONCILED)
     if transition_id is None:
         raise DponeError(code="journal.illegal_transition", operation_id=operation_id,
-                         message=f"{row.state_name}: only a SEALED or RETRY_WAIT child meets an "
-                         "orphan marker before its next attempt")
+                         message=f"{row.state_name}: only a SEALED, RETRY_WAIT or reconciled "
+                         "not-applied child meets an orphan marker before its next attempt")
     ordinal = row.attempt_ordinal + 1
     key = marker_key(row.operation_namespace, operation_id, ordinal)
     if (attempt.attempt_ordinal != ordinal or attempt.marker_key != key
@@ -61,7 +79,7 @@ def record_orphan_marker(tx: UnitOfWork, contract: StateContract, attempt: Attem
                          "orphan: enter SUBMITTING with it instead")
     decision = guarded(contract, row, transition_id, expected_revision=expected_revision,
                        lease_kind="mutation", lease_epoch=lease_epoch, current_epoch=epoch,
-                       facts=(Fact.ORPHAN_MARKER_FOUND,), evidence_digest=orphan_digest)
+                       facts=facts, evidence_digest=orphan_digest)
     tx.run("insert_attempt", attempt_id=attempt.attempt_id, operation_id=operation_id,
            attempt_ordinal=ordinal, marker_key=key, marker_digest=orphan_digest,
            expected_revision=expected_revision, journal_epoch=epoch,
@@ -72,3 +90,4 @@ def record_orphan_marker(tx: UnitOfWork, contract: StateContract, attempt: Attem
                              epoch=epoch, actor=lease.holder, error_code=ORPHAN_ERROR,
                              evidence_digest=orphan_digest)
     return child_model(updated)
+

@@ -1,11 +1,13 @@
 """One operator reconciliation, in one critical transaction under the operator lease.
 
 The child is CAS-ed from its finalized UNKNOWN / PARTIALLY_APPLIED tuple through the contract's
-open transition (a new reconciliation id) and then its resolve transition (a new evidence
-digest), both guarded by the runtime contract; the remote-job slot is released when the effect
-is proven applied or not applied (kept while unknown, partial or still running); a fully applied
-replacement raises the domain's watermark; and one ``operator_reconcile`` audit row records who,
-the evidence digest, the before and after revisions and the reconciliation artifact. Any
+open transition (a new reconciliation id), one ``*_orphan_consumed`` transition per
+orphan MAY_ATTEMPT marker the reconciliation covers (``_orphans.consume_orphan_markers``), and
+then its resolve transition (a new evidence digest), all guarded by the runtime contract; the
+remote-job slot is released when the effect is proven applied or not applied (kept while
+unknown, partial or still running); a fully applied replacement raises the domain's watermark;
+and one ``operator_reconcile`` audit row records who, the evidence digest, the before and after
+revisions and the reconciliation artifact. Any
 refusal raises before commit, so nothing changes.
 
 A child resolved to no effect here may later be submitted again with the same delivery key
@@ -32,6 +34,7 @@ from dpone.journal._environment import environment
 from dpone.journal._leases import check_lease_identity, live_lease
 from dpone.journal._lookup import prior_reconciliation, require_child
 from dpone.journal._models import child_model
+from dpone.journal._orphans import consume_orphan_markers
 from dpone.journal._unit import UnitOfWork
 
 OPERATOR_RECONCILE: Final = "operator_reconcile"
@@ -76,6 +79,9 @@ def reconcile(tx: UnitOfWork, contract: StateContract, request: ReconcileRequest
     opened = apply_decision(tx, contract, row, opened_decision,
                             expected_revision=request.expected_revision, epoch=epoch,
                             actor=request.actor, reconciliation_id=request.reconciliation_id)
+    opened = consume_orphan_markers(tx, contract, opened, request.orphan_markers, lease,
+                                    lease_epoch=lease_epoch, epoch=epoch, actor=request.actor,
+                                    reconciliation_id=request.reconciliation_id)
     decision = guarded(contract, opened, resolving.id, expected_revision=opened.revision,
                        lease_kind="operator", lease_epoch=lease_epoch, current_epoch=epoch,
                        facts=request.facts, reconciliation_id=request.reconciliation_id,

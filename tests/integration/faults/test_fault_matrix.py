@@ -69,13 +69,7 @@ SUBMITTING CAS (and every transition, by prefix)."""
 EXPIRED_RECEIPT_CUTS: Final = ("before:transition.observation@1", "after:transition.observation@1")
 SECOND_CHILD_CUTS: Final = ("before:submitting@2", "after:send@2", "before:frontier@2")
 MIN_CELLS: Final = 60
-KNOWN_DEFECTS: Final = {
-    "async_bulk_job/1ch/before:submitting@2/throttle_429":
-        "the lost run published attempt 2's MAY_ATTEMPT marker for a same-key replay and died "
-        "before SUBMITTING; after the takeover and a not_applied reconciliation, resume plans "
-        "attempt 2 again at a later journal revision, its marker differs from the orphan one "
-        "under the same key, and the delivery stops with artifact.conflict on every resume",
-}
+KNOWN_DEFECTS: Final[dict[str, str]] = {}
 """Cells that expose a product defect not fixed yet: each must still end exactly so (stopped
 with ``artifact.conflict``, nothing applied twice), so a fix shows up here and the entry goes."""
 
