@@ -23,6 +23,7 @@ import json
 import multiprocessing
 import multiprocessing.context
 import os
+import re
 import sys
 import threading
 import time
@@ -125,6 +126,11 @@ def _dpone_main(args: Sequence[str], cwd: str, env: Mapping[str, str], out: str,
     os._exit(code)
 
 
+_STATUS_LOST: Final = 255
+"""multiprocessing's exit code for a fork-server child whose status could not be read."""
+_CUT_ANNOUNCED: Final = re.compile(r"^dpone: test cut \S+: killing process \d+$", re.MULTILINE)
+
+
 def run_dpone_process(args: Sequence[str], cwd: Path,
                       env: Mapping[str, str]) -> tuple[int, str, str]:
     """``dpone ARGS`` as its own process; its exit code (-9 when SIGKILLed), stdout, stderr."""
@@ -140,6 +146,10 @@ def run_dpone_process(args: Sequence[str], cwd: Path,
     texts = [path.read_text(encoding="utf-8") if path.exists() else "" for path in (out, err)]
     for path in (out, err):
         path.unlink(missing_ok=True)
+    if code == _STATUS_LOST and _CUT_ANNOUNCED.search(texts[1]):
+        # The fork server reports 255 when it lost a child's wait status; a child that
+        # announced its cut on stderr and then left no status died by that cut's SIGKILL.
+        code = -9
     return code, texts[0], texts[1]
 
 
