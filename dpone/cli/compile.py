@@ -7,10 +7,12 @@ from typing import Any
 
 import click
 
-from dpone.cli._hints import command
-from dpone.cli._inputs import DEFAULT_PLANS
+from dpone.artifacts import open_artifact_store
+from dpone.cli._hints import command, redact
+from dpone.cli._inputs import DEFAULT_ARTIFACTS, DEFAULT_PLANS
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
 from dpone.compiler import CompiledPlan, compile_workload
+from dpone.contracts import DponeError
 from dpone.contracts.documents import (
     BindingSummary,
     CheckResult,
@@ -20,9 +22,10 @@ from dpone.contracts.documents import (
     MutationSummary,
     PlanResult,
     ProfileSummary,
+    PublishedPlan,
 )
 from dpone.contracts.plan import RestDeliveryPlan
-from dpone.plans import write_plan
+from dpone.plans import publish_plan, write_plan
 
 _WORKLOAD = click.argument("workload", type=click.Path(path_type=Path, dir_okay=False))
 _REGISTRY = click.option("--registry", "registry", required=True,
@@ -132,27 +135,53 @@ def check(workload: Path, registry: Path, fmt: str) -> None:
     run_guarded(fmt, body)
 
 
+def _publish(artifacts_url: str, compiled: CompiledPlan) -> PublishedPlan:
+    """Publish the plan into the artifact store by its digest (create-if-absent)."""
+    ref = publish_plan(open_artifact_store(artifacts_url), compiled.digest, compiled.canonical)
+    return PublishedPlan(artifacts=redact(artifacts_url), key=ref.key)
+
+
 @click.command()
 @_WORKLOAD
 @_REGISTRY
 @click.option("--out", "out", type=click.Path(path_type=Path, file_okay=False),
               default=DEFAULT_PLANS, show_default=True,
               help="Directory under which plans/sha256/<hex>.json is written.")
+@click.option("--publish", "publish", is_flag=True, default=False,
+              help="Also publish the plan into the artifact store --artifacts by its digest "
+                   "(create-if-absent): what `dpone-executor run --plan-digest` reads.")
+@click.option("--artifacts", "artifacts_url", default=None, show_default=DEFAULT_ARTIFACTS,
+              help="Artifact store --publish publishes into: a directory, file:///abs/path or "
+                   "s3://bucket/prefix.")
 @FORMAT_OPTION
-def plan(workload: Path, registry: Path, out: Path, fmt: str) -> None:
-    """Compile WORKLOAD into a content-addressed dpone.rest_delivery_plan.v1."""
+def plan(workload: Path, registry: Path, out: Path, publish: bool, artifacts_url: str | None,
+         fmt: str) -> None:
+    """Compile WORKLOAD into a content-addressed dpone.rest_delivery_plan.v1.
+
+    With --publish the plan is also published into the artifact store by its digest (the CI
+    step that makes a plan deployable: the executor image runs only a published plan)."""
 
     def body() -> int:
+        if artifacts_url is not None and not publish:
+            raise DponeError(code="input.invalid_argument",
+                             message="--artifacts names where --publish publishes the plan",
+                             hint="Add --publish to publish the plan into that artifact store.")
         compiled = _compile(workload, registry)
         path, written = write_plan(out, compiled.digest, compiled.canonical)
+        published = _publish(artifacts_url or DEFAULT_ARTIFACTS, compiled) if publish else None
         result = PlanResult(path=str(path), written=written, plan_digest=compiled.digest,
-                            **_summary(compiled))
+                            published=published, **_summary(compiled))
         if fmt == "json":
             emit_json(result)
         else:
             click.echo(_text(result, f"plan {compiled.digest}"))
             state = "written" if written else "unchanged (same digest, same bytes)"
             click.echo(f"  file         {path} ({state})")
+            if published is not None:
+                click.echo(f"  published    {published.key} in {published.artifacts}")
+                click.echo("next: dpone-executor run --plan-digest " + compiled.digest
+                           + " --interval-start YYYY-MM-DD --interval-end YYYY-MM-DD "
+                           "--environment NAME")
         return 0
 
     run_guarded(fmt, body)

@@ -235,6 +235,12 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
         retry=_R.RECONCILIATION_ONLY),
     _ce("plan.not_found", "Compile the plan with `dpone plan` first, or fix the digest."),
     _ce("plan.digest_mismatch", "The plan file was altered; recompile it."),
+    _ce("executor.plan_unpinned", "Pass --plan-digest sha256:<64 hex> of a plan published into "
+        "the artifact store (`dpone plan WORKLOAD --registry DIR --publish --artifacts URL`): "
+        "the executor runs only a pinned plan and never compiles a workload."),
+    _ce("executor.environment_mismatch", "Run the plan in the environment it was compiled for, "
+        "or compile and publish it for this one: the journal is scoped to the plan's "
+        "environment id."),
     _ce("environment.secret_in_url", "Remove the password from the URL: the journal's password "
         "comes from libpq (PGPASSWORD or ~/.pgpass), never from a control-plane file."),
     _ce("environment.locator_conflict", "Drop the option: the environment file names where its "

@@ -16,6 +16,7 @@ from dpone.plans._store import (
     read_plan,
     read_plan_bytes,
     read_published_plan,
+    read_published_plan_bytes,
     write_plan,
 )
 
@@ -34,6 +35,7 @@ __all__ = [
     "read_plan",
     "read_plan_bytes",
     "read_published_plan",
+    "read_published_plan_bytes",
     "verify_coverage",
     "write_plan",
 ]

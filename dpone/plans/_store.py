@@ -111,9 +111,10 @@ def publish_plan(store: ImmutableArtifactPort, digest: str, canonical: bytes) ->
                          details={"key": key, "plan_digest": digest}) from error
 
 
-def read_published_plan(store: ImmutableArtifactPort, digest: str) -> dict[str, Any]:
-    """The plan ``digest`` published in the artifact store, verified against its digest:
-    ``plan.not_found`` when it was never published, ``plan.digest_mismatch`` when altered."""
+def read_published_plan_bytes(store: ImmutableArtifactPort, digest: str) -> bytes:
+    """The canonical bytes of the plan ``digest`` published in the artifact store, verified
+    against its digest: ``plan.not_found`` when it was never published, ``plan.digest_mismatch``
+    when altered."""
     key = plan_key(digest)
     try:
         data = store.get_bytes(key)
@@ -127,5 +128,10 @@ def read_published_plan(store: ImmutableArtifactPort, digest: str) -> dict[str, 
         raise DponeError(code="plan.digest_mismatch",
                          message=f"the published plan {key} does not hash to its name: it was "
                                  "altered", details={"key": key, "plan_digest": digest})
-    document: dict[str, Any] = json.loads(data)
+    return data
+
+
+def read_published_plan(store: ImmutableArtifactPort, digest: str) -> dict[str, Any]:
+    """:func:`read_published_plan_bytes` parsed."""
+    document: dict[str, Any] = json.loads(read_published_plan_bytes(store, digest))
     return document

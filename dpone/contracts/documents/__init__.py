@@ -22,6 +22,7 @@ from dpone.contracts.documents._compile import (
     MutationSummary,
     PlanResult,
     ProfileSummary,
+    PublishedPlan,
 )
 from dpone.contracts.documents._delivery import (
     DELIVERY_RESULT_SCHEMA_ID,
@@ -161,6 +162,7 @@ __all__ = [
     "ProfileSummary",
     "ProofKind",
     "ProvenEffect",
+    "PublishedPlan",
     "ReceiptScalar",
     "ReconcileResult",
     "ReconciledCounters",

@@ -7,7 +7,7 @@ from typing import Final, Literal
 
 from pydantic import Field
 
-from dpone.contracts._base import Digest
+from dpone.contracts._base import Digest, StrictModel
 from dpone.contracts.documents._report import Report
 
 CHECK_RESULT_SCHEMA_ID: Final = "dpone.check_result.v1"
@@ -76,6 +76,15 @@ class CheckResult(CompileSummary):
     status: Literal["ok"] = "ok"
 
 
+class PublishedPlan(StrictModel):
+    """Where ``dpone plan --publish`` published the plan: the artifact store (as given, without
+    a password) and its key there, ``plans/sha256/<hex>.json``: what ``dpone-executor run
+    --plan-digest`` and recovery read."""
+
+    artifacts: str
+    key: str
+
+
 class PlanResult(CompileSummary):
     """``dpone plan --format json``: the compiled plan, stored content-addressed at ``path``."""
 
@@ -86,3 +95,5 @@ class PlanResult(CompileSummary):
     written: bool
     """False when the same bytes were already stored under that digest."""
     plan_digest: Digest
+    published: PublishedPlan | None = None
+    """With ``--publish``: where the plan was published (create-if-absent) by its digest."""

@@ -30,7 +30,7 @@ def test_a_rerun_stops_on_a_held_lease_before_any_seal_work(
         close_quietly(journal)
     expires = lease.expires_at.isoformat(timespec="seconds").replace("+00:00", "Z")
     seal_calls: list[object] = []
-    monkeypatch.setattr("dpone.cli.delivery.deliver.sealed_boundary",
+    monkeypatch.setattr("dpone.cli.delivery._boundary_run.sealed_boundary",
                         lambda *args, **kwargs: seal_calls.append(args))
 
     rerun = dpone.deliver("measurements_async", TWO_ASYNC_CHILDREN, "--format", "json")

@@ -10,12 +10,15 @@ from pathlib import Path
 import click
 import pytest
 
+from dpone.cli.executor_app import executor
 from dpone.cli.main import cli
 from support.common import ROOT
 
 DOCS = ("README.md", "docs/authoring.md", "benchmarks/README.md")
-REPO_ROOTS = ("dpone/", "docs/", "examples/", "scripts/", "benchmarks/", "tests/", "goldens/", ".ci/")
+REPO_ROOTS = ("dpone/", "docs/", "examples/", "scripts/", "benchmarks/", "tests/", "goldens/", ".ci/",
+              "containers/")
 _SPAN = re.compile(r"`([^`\n]+)`")
+_COMMAND = re.compile(r"(\.venv/bin/)?dpone(-executor)? ")
 _FENCE = re.compile(r"^```[a-z]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
@@ -32,19 +35,21 @@ def _paths(text: str) -> set[str]:
 
 
 def _command_lines(text: str) -> list[str]:
-    """Every `dpone ...` in inline code and every `$ dpone ...` line of a fenced block."""
-    lines = [span for span in _SPAN.findall(text) if re.match(r"(\.venv/bin/)?dpone ", span)]
+    """Every `dpone ...` (or `dpone-executor ...`) in inline code and every `$ dpone ...` line of
+    a fenced block."""
+    lines = [span for span in _SPAN.findall(text) if _COMMAND.match(span)]
     for block in _FENCE.findall(text):
         joined = re.sub(r"\\\n\s*", " ", block)
-        lines += [line[2:] for line in joined.splitlines() if re.match(r"\$ (\.venv/bin/)?dpone ", line)]
+        lines += [line[2:] for line in joined.splitlines()
+                  if line.startswith("$ ") and _COMMAND.match(line[2:])]
     return lines
 
 
 def _check_command(line: str) -> list[str]:
     """Problems with one command line: an unknown subcommand or an option it does not take."""
     command_text = line.split(" #", maxsplit=1)[0].split(" | ", maxsplit=1)[0]
-    words = shlex.split(command_text)[1:]
-    command: click.Command = cli
+    program, *words = shlex.split(command_text)
+    command: click.Command = executor if program.endswith("dpone-executor") else cli
     problems = []
     while isinstance(command, click.Group) and words and not words[0].startswith("-"):
         if words[0] == "...":
@@ -86,3 +91,6 @@ def test_the_checks_catch_a_missing_file_and_an_unknown_option(tmp_path: Path) -
         "```text\n$ dpone check examples/workloads/bad.yaml --registry examples\n```\n")
     assert _check_command("dpone delivery replay --operation-id x") == [
         "'dpone delivery replay --operation-id x': no command 'replay'"]
+    (executor_line,) = _command_lines("```text\n$ dpone-executor run --plan sha256:x\n```\n")
+    assert _check_command(executor_line) == [
+        "'dpone-executor run --plan sha256:x': run takes no --plan"]

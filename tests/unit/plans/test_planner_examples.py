@@ -49,7 +49,7 @@ def test_public_api_is_pinned() -> None:
         "FIXED_WIDTH_ALGORITHM_VERSION", "Measured", "ParentPlanDigestInputs", "SizeOracle",
         "child_plan_digest", "fixed_width_children", "limit_violations", "plan_children",
         "plan_key", "plan_path", "publish_plan", "read_plan", "read_plan_bytes",
-        "read_published_plan", "verify_coverage", "write_plan"]
+        "read_published_plan", "read_published_plan_bytes", "verify_coverage", "write_plan"]
 
 
 def _widest_safe_fixed_width(days: list[DaySlice], total: int, sizes: list[int],
