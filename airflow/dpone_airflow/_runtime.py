@@ -179,7 +179,7 @@ def observe_once(locator: JournalLocator, operation_id: str) -> Observed:
     CAS); nothing when it is not due or no longer observing."""
     from dpone.artifacts import open_artifact_store  # noqa: PLC0415
     from dpone.executor.clock import SystemClock  # noqa: PLC0415
-    from dpone.executor.supervisor import observe_receipt  # noqa: PLC0415
+    from dpone.executor.supervisor import allowed_actions, observe_receipt  # noqa: PLC0415
     from dpone.executor.transport import transport_for  # noqa: PLC0415
 
     store = open_artifact_store(locator.artifacts)
@@ -191,4 +191,4 @@ def observe_once(locator: JournalLocator, operation_id: str) -> Observed:
                                     holder=holder(), clock=SystemClock(),
                                     leases=_leases(locator))
     return Observed(child.operation_id, child.state_name, child.revision,
-                    child.state_name in ("ACCEPTED", "WAITING"), child.next_check_after)
+                    allowed_actions(child) == ("poll_receipt",), child.next_check_after)

@@ -54,16 +54,34 @@ def observations(monkeypatch: pytest.MonkeyPatch) -> list[_runtime.Observed]:
     return seen
 
 
+@pytest.fixture
+def continuations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The delivery id of every ``execute_complete`` (a resumed task)."""
+    seen: list[str] = []
+    real = _runtime.continue_delivery
+
+    def spy(locator: Any, parent_id: str) -> Any:
+        seen.append(parent_id)
+        return real(locator, parent_id)
+
+    monkeypatch.setattr(_runtime, "continue_delivery", spy)
+    return seen
+
+
 def test_async_job_defers_on_its_receipt_and_completes(
         published: Published, run_dag: Callable[[Any, int], Any],
-        observations: list[_runtime.Observed]) -> None:
+        observations: list[_runtime.Observed], continuations: list[str]) -> None:
     dag = _dag(published, "dpone_async_one_child", 1, "measurements_async")
     dag_run = run_dag(dag, 1)
     assert dag_run.state == "success"
     ti = _task(dag_run)
     assert ti.state == "success"
-    # The task deferred: the trigger observed the receipt until the job left observation.
-    assert observations and not observations[-1].observing
+    # The task deferred once: the trigger observed the receipt (read-only) until the job left
+    # observation, then the task resumed once and verified and promoted from the journal.
+    assert observations and observations[0].state_name == "accepted"
+    assert not observations[-1].observing
+    assert observations[-1].state_name == "verifying_succeeded"
+    assert len(continuations) == 1
     ledger = published.ledger()
     assert ledger["mutations_total"] == 1 and ledger["duplicate_mutations"] == 0
     assert _posts(published) == 1
