@@ -6,7 +6,8 @@ ports (:class:`~dpone.contracts.ports.DeliveryJournalPort`,
 :class:`~dpone.contracts.ports.RestTransportPort`, :class:`~dpone.contracts.ports.Clock`).
 :func:`deliver` covers both protocol families: the synchronous batch and the asynchronous bulk
 job with receipt polling; :func:`resume` drives an admitted delivery from the journal, its plan
-and its sealed payload documents alone.
+and its sealed payload documents alone; :func:`observe_receipt` is one read-only receipt poll
+(an orchestrator's trigger).
 """
 
 from dpone.executor.supervisor._actions import (
@@ -29,6 +30,7 @@ from dpone.executor.supervisor._job_status import (
     expected_echo,
     phase_of,
 )
+from dpone.executor.supervisor._receipt import observe_receipt
 from dpone.executor.supervisor._request import outbound_request, poll_request
 from dpone.executor.supervisor._results import (
     ChildReceipt,
@@ -60,6 +62,7 @@ __all__ = [
     "echo_matches",
     "expected_echo",
     "finished",
+    "observe_receipt",
     "outbound_request",
     "parent_admission",
     "phase_of",

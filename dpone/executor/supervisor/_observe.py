@@ -59,12 +59,13 @@ _STOP_CODES: Final[Mapping[PollOutcome, str | None]] = {
 
 
 def observe(ctx: RunContext, operation: ChildOperation, sealed: SealedChild, *,
-            wait: bool) -> ChildOperation | DeliveryBlocked:
+            wait: bool, once: bool = False) -> ChildOperation | DeliveryBlocked:
     """Poll an ACCEPTED/WAITING child until it leaves observation.
 
     Returns it still observing when ``wait`` is off and the next check is not due, or when this
     run has observed for the profile's ``operation_total_s``: the receipt stays durable and the
     next run continues. Each poll holds an observation lease from the GET to its record.
+    ``once`` returns after the first recorded answer (a trigger's one observation step).
     """
     profile = ctx.plan.profile.snapshot
     poll = profile.acknowledgement.poll
@@ -87,6 +88,8 @@ def observe(ctx: RunContext, operation: ChildOperation, sealed: SealedChild, *,
                 operation, code = _record_poll(ctx, poll, operation, sealed, lease, response)
                 if code is not None:
                     return ctx.blocked(operation, code)
+                if once:
+                    return operation
                 failures = 0
                 continue
         # Not an answer about the job (transport failure, throttle, 5xx, auth): read-only, so it

@@ -80,7 +80,7 @@ def check_sealed(parent: ParentOperation, operation: ChildOperation, sealed: Sea
                             field=name, payload_document_key=operation.payload_document_key)
 
 
-def _read_sealed(parent: ParentOperation, operation: ChildOperation,
+def read_sealed(parent: ParentOperation, operation: ChildOperation,
                  artifacts: ImmutableArtifactPort) -> SealedChild:
     key = operation.payload_document_key
     data = artifacts.get_bytes(key)
@@ -110,7 +110,7 @@ def sealed_children(parent: ParentOperation,
                     artifacts: ImmutableArtifactPort) -> tuple[SealedChild, ...]:
     """Every sealed child of ``parent`` in ordinal order, read from its payload document and
     checked against the journal (``REST_DELIVERY_INTENT_CONFLICT`` on any difference)."""
-    return tuple(_read_sealed(parent, operation, artifacts)
+    return tuple(read_sealed(parent, operation, artifacts)
                  for operation in sorted(parent.children, key=lambda child: child.ordinal))
 
 

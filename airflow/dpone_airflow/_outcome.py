@@ -1,0 +1,74 @@
+"""How a dpone result or error becomes a task outcome: the text a failed task shows (stable code,
+remote-effect certainty, allowed actions, the exact `dpone delivery ...` commands) and whether
+Airflow may retry it. Airflow-free."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dpone.contracts import DponeError
+    from dpone.executor.supervisor import DeliveryBlocked
+
+_CHILD_ID = re.compile(r"^(op_v1_[0-9a-f]{64})_[0-9]{4,}$")
+RETRYABLE_EXIT = 3
+"""Exit class 3 (unavailable, fixable environment): an Airflow retry may succeed. Every other
+class (invalid input, effect uncertain, terminal) fails the task without retries."""
+
+
+def parent_of(operation_id: str) -> str:
+    """The delivery (parent) id of a child id ``op_v1_<hex>_NNNN``; a parent id as it is."""
+    match = _CHILD_ID.match(operation_id)
+    return match.group(1) if match else operation_id
+
+
+def _dpone(*words: str) -> str:
+    return " ".join(shlex.quote(word) for word in ("dpone", *words))
+
+
+def commands(parent_id: str, child_id: str | None, actions: tuple[str, ...],
+             environment: str) -> list[str]:
+    """The operator's next commands for ``actions``, every one scoped by ``--environment``."""
+    where = ("--environment", environment)
+    lines = [_dpone("delivery", "inspect", "--operation-id", parent_id, *where)]
+    if "reconcile_delivery_key" in actions and child_id is not None:
+        lines.append(_dpone("delivery", "reconcile", "--operation-id", child_id, *where))
+    if "resume_delivery" in actions or "fix_credential" in actions:
+        lines.append(_dpone("delivery", "resume", "--operation-id", parent_id, *where, "--apply"))
+    return lines
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What a failed task raises: its text and whether Airflow may retry it."""
+
+    text: str
+    retryable: bool
+
+
+def blocked(result: DeliveryBlocked, environment: str) -> Failure:
+    """A blocked delivery: its code, certainty, allowed actions and commands; never retried."""
+    from dpone.contracts import ERROR_CATALOG  # noqa: PLC0415
+
+    spec = ERROR_CATALOG[result.code]
+    where = f" at child {result.operation_id}" if result.operation_id else ""
+    lines = [f"{result.code}: delivery {result.parent_id} blocked{where} (remote effect "
+             f"{result.remote_effect.value}, exit class {spec.exit_code})",
+             f"operator action: {spec.operator_action}",
+             f"allowed actions: {', '.join(result.allowed_actions) or 'none'}",
+             "next:", *(f"  {line}" for line in commands(
+                 result.parent_id, result.operation_id, result.allowed_actions, environment))]
+    return Failure("\n".join(lines), retryable=False)
+
+
+def error(failure: DponeError, environment: str) -> Failure:
+    """A dpone error: its code and hint; the commands when it names a delivery."""
+    lines = [f"{failure.code}: {failure.message}", f"hint: {failure.fix_hint}"]
+    if failure.operation_id:
+        parent = parent_of(failure.operation_id)
+        child = failure.operation_id if parent != failure.operation_id else None
+        lines += ["next:", *(f"  {line}" for line in commands(parent, child, (), environment))]
+    return Failure("\n".join(lines), retryable=failure.exit_code == RETRYABLE_EXIT)

@@ -1,0 +1,76 @@
+"""``DeliveryReceiptTrigger``: observe a pending delivery's durable receipt, read-only.
+
+Pure data (``serialize()``: this classpath, the child's operation id and the non-secret journal
+locator). In the triggerer's shared event loop it never blocks: each observation step (journal
+read, observation lease, one due GET of the certified receipt URL, the CAS that records it)
+runs in a worker thread bounded by ``step_timeout_s``, and the dpone runtime is imported there,
+lazily. It polls until the child leaves observation (or a step fails), then emits one
+``TriggerEvent({"operation_id", "observed_revision", ...})``. The event is a hint: the operator's
+``execute_complete`` rereads the journal. Duplicate triggers and repeated events are harmless:
+the observation lease and the revision CAS let one poll record, and a trigger that finds the
+child already moved on emits without a request.
+"""
+
+# mypy: disable-error-code="no-untyped-call"
+# (Airflow's BaseTrigger and TriggerEvent constructors are untyped.)
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections.abc import AsyncIterator
+from typing import Any
+
+from airflow.triggers.base import BaseTrigger, TriggerEvent
+
+from dpone_airflow._locator import JournalLocator
+
+
+class DeliveryReceiptTrigger(BaseTrigger):  # type: ignore[misc,unused-ignore]
+    """Wait, read-only, until the child ``operation_id`` leaves receipt observation."""
+
+    def __init__(self, operation_id: str, journal_locator: dict[str, str | int | None],
+                 step_timeout_s: float = 120.0, max_sleep_s: float = 30.0) -> None:
+        super().__init__()
+        self.operation_id = operation_id
+        self.journal_locator = dict(journal_locator)
+        self.step_timeout_s = float(step_timeout_s)
+        self.max_sleep_s = float(max_sleep_s)
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        return (f"{type(self).__module__}.{type(self).__qualname__}",
+                {"operation_id": self.operation_id, "journal_locator": self.journal_locator,
+                 "step_timeout_s": self.step_timeout_s, "max_sleep_s": self.max_sleep_s})
+
+    def _sleep_s(self, due: dt.datetime | None) -> float:
+        if due is None:
+            return self.max_sleep_s
+        wait = (due - dt.datetime.now(dt.UTC)).total_seconds()
+        return min(max(wait, 0.05), self.max_sleep_s)
+
+    async def run(self) -> AsyncIterator[TriggerEvent]:
+        from dpone_airflow._runtime import observe_once  # noqa: PLC0415 - lazy, off the loop
+
+        locator = JournalLocator.from_kwargs(self.journal_locator)
+        while True:
+            try:
+                observed = await asyncio.wait_for(
+                    asyncio.to_thread(observe_once, locator, self.operation_id),
+                    timeout=self.step_timeout_s)
+            except TimeoutError:
+                yield TriggerEvent({"operation_id": self.operation_id,
+                                    "observed_revision": None, "error": "step_timeout"})
+                return
+            except Exception as error:  # the journal stays the authority: the task rereads it
+                code = getattr(error, "code", type(error).__name__)
+                yield TriggerEvent({"operation_id": self.operation_id,
+                                    "observed_revision": None, "error": str(code)})
+                return
+            if not observed.observing:
+                yield TriggerEvent({"operation_id": self.operation_id,
+                                    "observed_revision": observed.revision,
+                                    "state_name": observed.state_name})
+                return
+            self.log.info("delivery child %s %s (revision %d): next check %s",
+                          self.operation_id, observed.state_name, observed.revision,
+                          observed.next_check_after)
+            await asyncio.sleep(self._sleep_s(observed.next_check_after))

@@ -1,0 +1,145 @@
+"""The deferrable operator on a real Airflow: ``dag.test()`` runs the task, imports the trigger
+by its serialized classpath, runs it inline and resumes the task with its event."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+import pytest
+from conftest import ENVIRONMENT, TOKEN, Published, dag_file
+from dpone_airflow import _runtime, operators
+
+
+def _dag(published: Published, dag_id: str, days: int, plan: str, **extra: Any) -> Any:
+    return dag_file(dag_id, days, published.digests.get(plan, plan), published.environments_dir,
+                    **extra)
+
+
+@pytest.fixture
+def failures(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The text of every failure the task raised (Airflow 3's in-process test runner gives a
+    failure callback no exception to read)."""
+    raised: list[str] = []
+    real = operators._raise
+
+    def spy(failure: Any) -> NoReturn:
+        raised.append(failure.text)
+        real(failure)
+
+    monkeypatch.setattr(operators, "_raise", spy)
+    return raised
+
+
+def _task(dag_run: Any) -> Any:
+    (ti,) = dag_run.get_task_instances()
+    return ti
+
+
+def _posts(published: Published) -> int:
+    return sum(n for line, n in published.ledger()["requests"].items() if line.startswith("POST "))
+
+
+@pytest.fixture
+def observations(monkeypatch: pytest.MonkeyPatch) -> list[_runtime.Observed]:
+    """Every observation step the receipt trigger took (it imports observe_once lazily)."""
+    seen: list[_runtime.Observed] = []
+    real = _runtime.observe_once
+
+    def spy(locator: Any, operation_id: str) -> _runtime.Observed:
+        seen.append(real(locator, operation_id))
+        return seen[-1]
+
+    monkeypatch.setattr(_runtime, "observe_once", spy)
+    return seen
+
+
+@pytest.fixture
+def continuations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The delivery id of every ``execute_complete`` (a resumed task)."""
+    seen: list[str] = []
+    real = _runtime.continue_delivery
+
+    def spy(locator: Any, parent_id: str) -> Any:
+        seen.append(parent_id)
+        return real(locator, parent_id)
+
+    monkeypatch.setattr(_runtime, "continue_delivery", spy)
+    return seen
+
+
+def test_async_job_defers_on_its_receipt_and_completes(
+        published: Published, run_dag: Callable[[Any, int], Any],
+        observations: list[_runtime.Observed], continuations: list[str]) -> None:
+    dag = _dag(published, "dpone_async_one_child", 1, "measurements_async")
+    dag_run = run_dag(dag, 1)
+    assert dag_run.state == "success"
+    ti = _task(dag_run)
+    assert ti.state == "success"
+    # The task deferred once: the trigger observed the receipt (read-only) until the job left
+    # observation, then the task resumed once and verified and promoted from the journal.
+    assert observations and observations[0].state_name == "accepted"
+    assert not observations[-1].observing
+    assert observations[-1].state_name == "verifying_succeeded"
+    assert len(continuations) == 1
+    ledger = published.ledger()
+    assert ledger["mutations_total"] == 1 and ledger["duplicate_mutations"] == 0
+    assert _posts(published) == 1
+    result = ti.xcom_pull(task_ids="deliver")
+    assert result["kind"] == "completed" and result["checkpoint_frontier"] == 1
+    assert TOKEN not in repr(result)
+
+
+def test_a_second_run_of_the_same_interval_resends_nothing(
+        published: Published, run_dag: Callable[[Any, int], Any]) -> None:
+    """A retried or re-run task resumes the admitted delivery: one mutation per delivery key."""
+    for dag_id in ("dpone_async_first", "dpone_async_again"):
+        dag = _dag(published, dag_id, 6, "measurements_async")
+        assert run_dag(dag, 6).state == "success"
+    ledger = published.ledger()
+    assert ledger["mutations_total"] == 2  # 6 days in 3-day windows: two children, two keys
+    assert ledger["duplicate_mutations"] == 0
+    assert _posts(published) == 2
+
+
+def test_sync_batches_complete_without_deferral(
+        published: Published, run_dag: Callable[[Any, int], Any],
+        observations: list[_runtime.Observed]) -> None:
+    dag = _dag(published, "dpone_sync", 6, "measurements_sync")
+    dag_run = run_dag(dag, 6)
+    assert dag_run.state == "success"
+    assert observations == []
+    result = _task(dag_run).xcom_pull(task_ids="deliver")
+    children = len(result["children"])
+    assert children >= 1 and result["checkpoint_frontier"] == children
+    ledger = published.ledger()
+    assert ledger["mutations_total"] == children and ledger["duplicate_mutations"] == 0
+
+
+def test_a_blocked_delivery_fails_with_its_code_and_the_operator_commands(
+        published: Published, run_dag: Callable[[Any, int], Any], failures: list[str]) -> None:
+    """The receipt expires while the task is deferred: the trigger records it, the resumed task
+    rereads the journal and fails with the stable code, without retry and without a resend."""
+    published.fault("expire_receipt", "/mock/v1/dataset-jobs/", "GET", status=410, times=10)
+    dag = _dag(published, "dpone_async_expired", 1, "measurements_async", retries=2)
+    dag_run = run_dag(dag, 1)
+    assert dag_run.state == "failed"
+    ti = _task(dag_run)
+    assert ti.state == "failed" and ti.try_number == 1  # not retried
+    (text,) = failures
+    assert text.startswith("REST_DELIVERY_RECEIPT_EXPIRED: delivery op_v1_")
+    assert "allowed actions: inspect_evidence, query_by_delivery_key, reconcile_delivery_key" in text
+    assert "dpone delivery inspect --operation-id op_v1_" in text
+    assert f"--environment {ENVIRONMENT}" in text
+    assert "dpone delivery reconcile --operation-id op_v1_" in text
+    assert TOKEN not in text
+    assert _posts(published) == 1
+
+
+def test_an_unpinned_plan_fails_with_its_code(published: Published,
+                                             run_dag: Callable[[Any, int], Any],
+                                             failures: list[str]) -> None:
+    dag = _dag(published, "dpone_unpinned", 1, "not-a-digest")
+    assert run_dag(dag, 1).state == "failed"
+    assert failures and failures[0].startswith("input.invalid_argument: plan_digest")
+    assert published.ledger()["requests"] == {}

@@ -1,0 +1,50 @@
+"""One read-only observation of one child's durable receipt: what an orchestrator's trigger does
+while a delivery is pending.
+
+:func:`observe_receipt` never submits, verifies or promotes: it polls the receipt of a child in
+ACCEPTED/WAITING once it is due (GET only, under an observation lease, recorded by a revision
+CAS) and returns the child as the journal holds it afterwards. A child that is not observing,
+or whose next check is not due, is returned unchanged without a request. Running it twice, or
+from two processes, is harmless: the lease and the CAS let one poll record, and a poll that
+finds the child already moved on records nothing.
+"""
+
+from __future__ import annotations
+
+import random
+
+from dpone.contracts.binding import LeasePolicy
+from dpone.contracts.journal import ChildOperation, DeliveryJournalPort
+from dpone.contracts.plan import RestDeliveryPlan
+from dpone.contracts.ports import Clock, ImmutableArtifactPort, RestTransportPort
+from dpone.executor.supervisor._actions import OBSERVING_STATES
+from dpone.executor.supervisor._context import RunContext, run_clock
+from dpone.executor.supervisor._deliver import check_profile
+from dpone.executor.supervisor._observe import observe
+from dpone.executor.supervisor._resume import check_plan, read_sealed
+
+
+def observe_receipt(plan: RestDeliveryPlan, operation_id: str, journal: DeliveryJournalPort,
+                    artifacts: ImmutableArtifactPort, transport: RestTransportPort, *,
+                    holder: str, clock: Clock | None = None,
+                    leases: LeasePolicy | None = None) -> ChildOperation:
+    """Poll the receipt of child ``operation_id`` once when it is observing and due; return the
+    child as the journal holds it afterwards.
+
+    ``plan`` is the plan the journal names; it and the child's sealed payload document are
+    checked against the journal before the request (``REST_DELIVERY_INTENT_CONFLICT``).
+    """
+    operation = journal.get_child(operation_id)
+    if operation.state_name not in OBSERVING_STATES:
+        return operation
+    check_profile(plan)
+    parent = journal.load_parent(operation.parent_id)
+    check_plan(plan, parent)
+    sealed = read_sealed(parent, operation, artifacts)
+    ctx = RunContext(plan, journal, artifacts, transport, holder, run_clock(clock, None),
+                     random.Random(), frontier=parent.checkpoint_frontier,
+                     leases=leases or LeasePolicy())
+    if ctx.due_in(operation.next_check_after) > 0:
+        return operation
+    observe(ctx, operation, sealed, wait=False, once=True)
+    return journal.get_child(operation_id)
