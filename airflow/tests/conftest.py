@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib.util
+import inspect
 import os
 import re
 import shutil
@@ -25,6 +26,14 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TOKEN = "tok-airflow-sentinel-9Kq4-never-printed"
 TOKEN_ENV = "DPONE_CONN_MOCK_MEASUREMENTS_TOKEN"
 ENVIRONMENT = "local-dev"
+
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "smoke: the compatibility subset run on every supported Airflow minor "
+        "(submit, defer, trigger, complete; a blocked task failing with its code; the trigger "
+        "imported by its classpath)")
 
 
 @dataclass(frozen=True)
@@ -137,7 +146,13 @@ def run_dag() -> Callable[[Any, int], Any]:
     interval ends at its logical date. Triggers run inline, imported by their classpath. Returns
     the DagRun (``dag.test()`` does not raise: assert its state)."""
 
+    from airflow import DAG  # noqa: PLC0415
+
+    # Airflow 2 names the run's date ``execution_date``; Airflow 3 ``logical_date``.
+    name = "logical_date" if "logical_date" in inspect.signature(DAG.test).parameters \
+        else "execution_date"
+
     def run(dag: Any, days: int) -> Any:
-        return dag.test(logical_date=FIRST_DAY + dt.timedelta(days=days))
+        return dag.test(**{name: FIRST_DAY + dt.timedelta(days=days)})
 
     return run

@@ -68,6 +68,7 @@ def continuations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
+@pytest.mark.smoke
 def test_async_job_defers_on_its_receipt_and_completes(
         published: Published, run_dag: Callable[[Any, int], Any],
         observations: list[_runtime.Observed], continuations: list[str]) -> None:
@@ -116,6 +117,7 @@ def test_sync_batches_complete_without_deferral(
     assert ledger["mutations_total"] == children and ledger["duplicate_mutations"] == 0
 
 
+@pytest.mark.smoke
 def test_a_blocked_delivery_fails_with_its_code_and_the_operator_commands(
         published: Published, run_dag: Callable[[Any, int], Any], failures: list[str]) -> None:
     """The receipt expires while the task is deferred: the trigger records it, the resumed task

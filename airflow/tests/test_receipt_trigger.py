@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from conftest import ENVIRONMENT, TOKEN, Published, dag_file
 from dpone_airflow._locator import resolve
 from dpone_airflow.triggers import DeliveryReceiptTrigger
@@ -18,6 +19,7 @@ from dpone_airflow.triggers import DeliveryReceiptTrigger
 _CHILD = "op_v1_" + "ab" * 32 + "_0001"
 
 
+@pytest.mark.smoke
 def test_the_trigger_is_rebuilt_from_its_classpath_in_a_fresh_interpreter(
         published: Published) -> None:
     locator = resolve(ENVIRONMENT, published.environments_dir)

@@ -14,9 +14,9 @@ from dpone.cli.executor_app import executor
 from dpone.cli.main import cli
 from support.common import ROOT
 
-DOCS = ("README.md", "docs/authoring.md", "benchmarks/README.md")
+DOCS = ("README.md", "docs/authoring.md", "docs/airflow.md", "benchmarks/README.md")
 REPO_ROOTS = ("dpone/", "docs/", "examples/", "scripts/", "benchmarks/", "tests/", "goldens/", ".ci/",
-              "containers/")
+              "containers/", "airflow/")
 _SPAN = re.compile(r"`([^`\n]+)`")
 _COMMAND = re.compile(r"(\.venv/bin/)?dpone(-executor)? ")
 _FENCE = re.compile(r"^```[a-z]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
