@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dpone.contracts import DponeError
@@ -72,3 +73,44 @@ def error(failure: DponeError, environment: str) -> Failure:
         child = failure.operation_id if parent != failure.operation_id else None
         lines += ["next:", *(f"  {line}" for line in commands(parent, child, (), environment))]
     return Failure("\n".join(lines), retryable=failure.exit_code == RETRYABLE_EXIT)
+
+
+def _text(section: Mapping[str, Any], name: str) -> str:
+    value = section.get(name)
+    return value if isinstance(value, str) else ""
+
+
+def from_document(document: Mapping[str, Any], environment: str) -> Failure:
+    """The failure a task shows for a result document the executor pod wrote that is not
+    completed, empty or pending: a ``blocked`` or ``stopped`` ``dpone.delivery_result.v1`` (its
+    code, allowed actions and commands) or a ``dpone.error.v1`` (its code and hint). Anything
+    else is ``contract.schema_invalid``: the task fails closed, never retried."""
+    parent = _text(document, "parent_id")
+    for status in ("blocked", "stopped"):
+        section = document.get(status)
+        if document.get("status") == status and isinstance(section, Mapping) and parent:
+            child = _text(section, "operation_id") or None
+            actions = tuple(str(a) for a in section.get("allowed_actions") or ())
+            if status == "stopped" and section.get("retryability") == "when_available":
+                actions = ("resume_delivery",)
+            detail = (f"remote effect {_text(section, 'remote_effect')}" if status == "blocked"
+                      else _text(section, "message"))
+            where = f" at child {child}" if child else ""
+            lines = [f"{_text(section, 'code')}: delivery {parent} {status}{where} "
+                     f"({detail}, exit class {section.get('exit_code')})"]
+            if status == "blocked":
+                lines += [f"operator action: {_text(section, 'operator_action')}",
+                          f"allowed actions: {', '.join(actions) or 'none'}"]
+            else:
+                lines.append(f"hint: {_text(section, 'hint')}")
+            lines += ["next:", *(f"  {line}" for line in commands(parent, child, actions,
+                                                                  environment))]
+            return Failure("\n".join(lines),
+                           retryable=section.get("exit_code") == RETRYABLE_EXIT)
+    code = _text(document, "code")
+    if code and "status" not in document:
+        lines = [f"{code}: {_text(document, 'message')}", f"hint: {_text(document, 'hint')}"]
+        return Failure("\n".join(lines), retryable=document.get("exit_code") == RETRYABLE_EXIT)
+    shown = _text(document, "status") or type(document).__name__
+    return Failure(f"contract.schema_invalid: the executor pod wrote no dpone result document "
+                   f"this provider reads (status {shown!r})", retryable=False)

@@ -15,7 +15,8 @@ def get_provider_info() -> dict[str, Any]:
         "description": "dpone REST bulk delivery: deferrable delivery operator and receipt trigger.",
         "versions": [__version__],
         "operators": [{"integration-name": "dpone",
-                       "python-modules": ["dpone_airflow.operators"]}],
+                       "python-modules": ["dpone_airflow.operators",
+                                          "dpone_airflow.pod_operator"]}],
         "triggers": [{"integration-name": "dpone",
                       "python-modules": ["dpone_airflow.triggers"]}],
     }

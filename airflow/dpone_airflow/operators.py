@@ -42,27 +42,13 @@ def _date(value: Any, name: str) -> dt.date:
     return value.astimezone(dt.UTC).date()
 
 
-class DponeDeliveryOperator(BaseOperator):  # type: ignore[misc,unused-ignore]
-    """Deliver the run's data interval of the published plan ``plan_digest`` in ``environment``.
+class DeliveryContinuation(BaseOperator):  # type: ignore[misc,unused-ignore]
+    """What every dpone operator shares once a delivery is admitted: the journal locator of
+    ``self.environment``, deferral to the receipt trigger while pending, and
+    ``execute_complete``, which rereads the journal as the only authority."""
 
-    :param plan_digest: ``sha256:<64 hex>`` of a plan published by `dpone plan --publish`.
-    :param environment: the environment whose control-plane file (``NAME.yaml`` in
-        ``environments_dir``, else ``$DPONE_ENVIRONMENTS``, else ``./environments``) names the
-        journal and the artifact store.
-    :param source_root: the directory a file source of the plan resolves under (default: the
-        parent of the environments directory, the registry root).
-    """
-
-    template_fields = ("plan_digest", "environment")
-
-    def __init__(self, *, plan_digest: str, environment: str,
-                 environments_dir: str | None = None, source_root: str | None = None,
-                 **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.plan_digest = plan_digest
-        self.environment = environment
-        self.environments_dir = environments_dir
-        self.source_root = source_root
+    environment: str
+    environments_dir: str | None
 
     def _locator(self) -> JournalLocator:
         return self._guarded(lambda: resolve(self.environment, self.environments_dir))
@@ -75,18 +61,12 @@ class DponeDeliveryOperator(BaseOperator):  # type: ignore[misc,unused-ignore]
         except DponeError as failure:
             _raise(error(failure, self.environment))
 
-    def execute(self, context: Mapping[str, Any]) -> Any:
-        from dpone_airflow._runtime import submit_or_resume  # noqa: PLC0415
+    def _defer_on(self, operation_id: str, locator: JournalLocator) -> NoReturn:
+        from dpone_airflow.triggers import DeliveryReceiptTrigger  # noqa: PLC0415
 
-        started = time.monotonic()
-        locator = self._locator()
-        start = _date(context.get("data_interval_start"), "data_interval_start")
-        end = _date(context.get("data_interval_end"), "data_interval_end")
-        root = Path(self.source_root) if self.source_root else \
-            environments_directory(self.environments_dir).absolute().parent
-        result = self._guarded(lambda: submit_or_resume(locator, self.plan_digest, start, end,
-                                                        root))
-        return self._settle(result, locator, started, "execute")
+        self.defer(trigger=DeliveryReceiptTrigger(operation_id, locator.as_kwargs()),
+                   method_name="execute_complete")
+        raise AirflowFailException("the task did not defer")  # pragma: no cover - defer raises
 
     def execute_complete(self, context: Mapping[str, Any],
                          event: Mapping[str, Any] | None = None) -> Any:
@@ -111,7 +91,6 @@ class DponeDeliveryOperator(BaseOperator):  # type: ignore[misc,unused-ignore]
             DeliveryPending,
         )
         from dpone_airflow._runtime import Empty  # noqa: PLC0415
-        from dpone_airflow.triggers import DeliveryReceiptTrigger  # noqa: PLC0415
 
         self.log.info("dpone worker time in %s: %.3f s", step, time.monotonic() - started)
         if isinstance(result, Empty):
@@ -126,6 +105,41 @@ class DponeDeliveryOperator(BaseOperator):  # type: ignore[misc,unused-ignore]
         if isinstance(result, DeliveryPending):
             self.log.info("delivery %s pending on child %s (%s); deferring", result.parent_id,
                           result.operation_id, result.state_name)
-            self.defer(trigger=DeliveryReceiptTrigger(result.operation_id, locator.as_kwargs()),
-                       method_name="execute_complete")
+            self._defer_on(result.operation_id, locator)
         raise AirflowFailException(f"unexpected dpone result {type(result).__name__}")
+
+
+class DponeDeliveryOperator(DeliveryContinuation):
+    """Deliver the run's data interval of the published plan ``plan_digest`` in ``environment``.
+
+    :param plan_digest: ``sha256:<64 hex>`` of a plan published by `dpone plan --publish`.
+    :param environment: the environment whose control-plane file (``NAME.yaml`` in
+        ``environments_dir``, else ``$DPONE_ENVIRONMENTS``, else ``./environments``) names the
+        journal and the artifact store.
+    :param source_root: the directory a file source of the plan resolves under (default: the
+        parent of the environments directory, the registry root).
+    """
+
+    template_fields = ("plan_digest", "environment")
+
+    def __init__(self, *, plan_digest: str, environment: str,
+                 environments_dir: str | None = None, source_root: str | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.plan_digest = plan_digest
+        self.environment = environment
+        self.environments_dir = environments_dir
+        self.source_root = source_root
+
+    def execute(self, context: Mapping[str, Any]) -> Any:
+        from dpone_airflow._runtime import submit_or_resume  # noqa: PLC0415
+
+        started = time.monotonic()
+        locator = self._locator()
+        start = _date(context.get("data_interval_start"), "data_interval_start")
+        end = _date(context.get("data_interval_end"), "data_interval_end")
+        root = Path(self.source_root) if self.source_root else \
+            environments_directory(self.environments_dir).absolute().parent
+        result = self._guarded(lambda: submit_or_resume(locator, self.plan_digest, start, end,
+                                                        root))
+        return self._settle(result, locator, started, "execute")
