@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import pytest
 from airflow.providers_manager import ProvidersManager
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "example_dpone_delivery.py"
@@ -26,3 +27,18 @@ def test_the_example_dag_parses_without_side_effects() -> None:
     task = module.dag.get_task("deliver_measurements")
     assert task.plan_digest == "{{ var.value.dpone_plan_measurements_async }}"
     assert task.environment == "local-dev"
+
+
+@pytest.mark.smoke
+def test_the_operator_derives_from_the_task_sdk_base_where_airflow_has_one() -> None:
+    """Airflow 3.0 has the Task SDK's ``BaseOperator`` but not ``airflow.sdk.exceptions``: the
+    exceptions' fallback must not also swap the operator's base for the deprecated core one."""
+    from dpone_airflow._compat import BaseOperator  # noqa: PLC0415
+    from dpone_airflow.operators import DponeDeliveryOperator  # noqa: PLC0415
+
+    try:
+        from airflow.sdk import BaseOperator as expected  # noqa: PLC0415
+    except ImportError:  # Airflow 2
+        from airflow.models import BaseOperator as expected  # noqa: PLC0415
+    assert BaseOperator is expected
+    assert issubclass(DponeDeliveryOperator, expected)
