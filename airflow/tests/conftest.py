@@ -60,6 +60,10 @@ class Published:
     def ledger(self) -> dict[str, Any]:
         return dict(self.receiver.state.ledger.snapshot())
 
+    def posts(self) -> int:
+        """How many POST requests the receiver counted (every submit, applied or not)."""
+        return sum(n for line, n in self.ledger()["requests"].items() if line.startswith("POST "))
+
     def fault(self, fault: str, path_prefix: str, method: str, **params: Any) -> None:
         with self.client() as client:
             response = client.post("/mock/_faults", json=[{
@@ -156,3 +160,35 @@ def run_dag() -> Callable[[Any, int], Any]:
         return dag.test(**{name: FIRST_DAY + dt.timedelta(days=days)})
 
     return run
+
+
+@pytest.fixture
+def observations(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every observation step a receipt trigger took (it imports observe_once lazily)."""
+    from dpone_airflow import _runtime  # noqa: PLC0415 - the provider is under test
+
+    seen: list[Any] = []
+    real = _runtime.observe_once
+
+    def spy(locator: Any, operation_id: str) -> Any:
+        seen.append(real(locator, operation_id))
+        return seen[-1]
+
+    monkeypatch.setattr(_runtime, "observe_once", spy)
+    return seen
+
+
+@pytest.fixture
+def continuations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The delivery id of every ``execute_complete`` (a resumed task)."""
+    from dpone_airflow import _runtime  # noqa: PLC0415 - the provider is under test
+
+    seen: list[str] = []
+    real = _runtime.continue_delivery
+
+    def spy(locator: Any, parent_id: str) -> Any:
+        seen.append(parent_id)
+        return real(locator, parent_id)
+
+    monkeypatch.setattr(_runtime, "continue_delivery", spy)
+    return seen

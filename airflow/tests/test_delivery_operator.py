@@ -36,38 +36,6 @@ def _task(dag_run: Any) -> Any:
     return ti
 
 
-def _posts(published: Published) -> int:
-    return sum(n for line, n in published.ledger()["requests"].items() if line.startswith("POST "))
-
-
-@pytest.fixture
-def observations(monkeypatch: pytest.MonkeyPatch) -> list[_runtime.Observed]:
-    """Every observation step the receipt trigger took (it imports observe_once lazily)."""
-    seen: list[_runtime.Observed] = []
-    real = _runtime.observe_once
-
-    def spy(locator: Any, operation_id: str) -> _runtime.Observed:
-        seen.append(real(locator, operation_id))
-        return seen[-1]
-
-    monkeypatch.setattr(_runtime, "observe_once", spy)
-    return seen
-
-
-@pytest.fixture
-def continuations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The delivery id of every ``execute_complete`` (a resumed task)."""
-    seen: list[str] = []
-    real = _runtime.continue_delivery
-
-    def spy(locator: Any, parent_id: str) -> Any:
-        seen.append(parent_id)
-        return real(locator, parent_id)
-
-    monkeypatch.setattr(_runtime, "continue_delivery", spy)
-    return seen
-
-
 @pytest.mark.smoke
 def test_async_job_defers_on_its_receipt_and_completes(
         published: Published, run_dag: Callable[[Any, int], Any],
@@ -85,7 +53,7 @@ def test_async_job_defers_on_its_receipt_and_completes(
     assert len(continuations) == 1
     ledger = published.ledger()
     assert ledger["mutations_total"] == 1 and ledger["duplicate_mutations"] == 0
-    assert _posts(published) == 1
+    assert published.posts() == 1
     result = ti.xcom_pull(task_ids="deliver")
     assert result["kind"] == "completed" and result["checkpoint_frontier"] == 1
     assert TOKEN not in repr(result)
@@ -100,7 +68,7 @@ def test_a_second_run_of_the_same_interval_resends_nothing(
     ledger = published.ledger()
     assert ledger["mutations_total"] == 2  # 6 days in 3-day windows: two children, two keys
     assert ledger["duplicate_mutations"] == 0
-    assert _posts(published) == 2
+    assert published.posts() == 2
 
 
 def test_sync_batches_complete_without_deferral(
@@ -135,7 +103,7 @@ def test_a_blocked_delivery_fails_with_its_code_and_the_operator_commands(
     assert f"--environment {ENVIRONMENT}" in text
     assert "dpone delivery reconcile --operation-id op_v1_" in text
     assert TOKEN not in text
-    assert _posts(published) == 1
+    assert published.posts() == 1
 
 
 def test_an_unpinned_plan_fails_with_its_code(published: Published,

@@ -16,7 +16,6 @@ import pytest
 from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperator
 from airflow.providers.cncf.kubernetes.secret import Secret
 from conftest import ENVIRONMENT, TOKEN, TOKEN_ENV, Published
-from dpone_airflow import _runtime
 from dpone_airflow.pod_operator import DponeDeliveryPodOperator
 from dpone_airflow.triggers import DeliveryReceiptTrigger
 from kubernetes.client import ApiClient
@@ -194,15 +193,7 @@ def pod_runs(published: Published, monkeypatch: pytest.MonkeyPatch) -> list[list
 
 def test_an_async_job_from_the_pod_defers_and_completes(
         published: Published, pod_runs: list[list[str]],
-        run_dag: Callable[[Any, int], Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    continuations: list[str] = []
-    real = _runtime.continue_delivery
-
-    def spy(locator: Any, parent_id: str) -> Any:
-        continuations.append(parent_id)
-        return real(locator, parent_id)
-
-    monkeypatch.setattr(_runtime, "continue_delivery", spy)
+        run_dag: Callable[[Any, int], Any], continuations: list[str]) -> None:
     folder = Path(os.environ["AIRFLOW__CORE__DAGS_FOLDER"])
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "dpone_pod_async.py"

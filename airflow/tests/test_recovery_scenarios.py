@@ -67,15 +67,11 @@ async def _events(trigger: DeliveryReceiptTrigger) -> list[Any]:
     return [event async for event in trigger.run()]
 
 
-def _posts(published: Published) -> int:
-    return sum(n for line, n in published.ledger()["requests"].items() if line.startswith("POST "))
-
-
 def _one_mutation_per_key(published: Published, keys: int = 1) -> None:
     ledger = published.ledger()
     assert ledger["mutations_total"] == keys
     assert ledger["duplicate_mutations"] == 0
-    assert _posts(published) == keys
+    assert published.posts() == keys
 
 
 def _recorded_observations(published: Published, operation_id: str) -> list[dict[str, Any]]:
@@ -87,20 +83,6 @@ def _recorded_observations(published: Published, operation_id: str) -> list[dict
         close = getattr(journal, "close", None)
         if close is not None:
             close()
-
-
-@pytest.fixture
-def observations(monkeypatch: pytest.MonkeyPatch) -> list[_runtime.Observed]:
-    """Every observation step a receipt trigger took (it imports observe_once lazily)."""
-    seen: list[_runtime.Observed] = []
-    real = _runtime.observe_once
-
-    def spy(locator: Any, operation_id: str) -> _runtime.Observed:
-        seen.append(real(locator, operation_id))
-        return seen[-1]
-
-    monkeypatch.setattr(_runtime, "observe_once", spy)
-    return seen
 
 
 def _complete(operator: DponeDeliveryOperator, events: list[Any]) -> dict[str, Any]:
@@ -125,7 +107,7 @@ def test_a_worker_lost_after_the_submit_is_retried_without_a_second_mutation(
     monkeypatch.setattr(DponeDeliveryOperator, "defer", killed)
     with pytest.raises(WorkerKilled):
         _operator(published).execute(_CONTEXT)
-    assert _posts(published) == 1  # the submit reached the receiver
+    assert published.posts() == 1  # the submit reached the receiver
 
     monkeypatch.setattr(DponeDeliveryOperator, "defer", real_defer)
     retry = _operator(published)

@@ -33,3 +33,6 @@ quietly() { eval "$1" >/dev/null 2>&1; }
 
 # say 'TEXT': a comment line in the transcript.
 say() { printf '# %s\n' "$1"; }
+
+# latest_delivery: the id of the newest delivery in the journal (first in `dpone delivery list`).
+latest_delivery() { dpone delivery list --format json | jq -r '.deliveries[0].parent_id'; }

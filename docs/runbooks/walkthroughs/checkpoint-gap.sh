@@ -5,7 +5,7 @@ source "$(dirname "$0")/_prelude.sh"
 say 'the receiver answers the first batch normally and refuses the second with a 503'
 run 'curl -s -X POST -H "Authorization: Bearer $TOKEN" $RECEIVER/mock/_faults -d '"'"'[{"match": {"method": "POST", "path_prefix": "/mock/v1/batches/"}, "fault": "slow", "delay_ms": 0}, {"match": {"method": "POST", "path_prefix": "/mock/v1/batches/"}, "fault": "refuse_before_read", "status": 503}]'"'"'; echo'
 run 'dpone deliver examples/workloads/measurements_sync.yaml --registry examples --interval-start 2026-08-01 --interval-end 2026-08-22'
-parent=$(dpone delivery list --format json | jq -r '.deliveries[0].parent_id')
+parent=$(latest_delivery)
 child="${parent}_0002"
 run "dpone delivery inspect --operation-id $parent"
 say 'the receiver console (here its ledger) holds nothing under child 2'"'"'s delivery key'

@@ -6,7 +6,7 @@ run 'dpone deliver examples/workloads/measurements_sync.yaml --registry examples
 say 'the journal was restored from a backup; zero-RPO continuity is not proven: block new mutations'
 run 'dpone admin gate block --reason "journal restored from the 02:00 backup; zero-RPO not proven" --actor ops-oncall'
 run 'dpone deliver examples/workloads/measurements_sync.yaml --registry examples --interval-start 2026-08-08 --interval-end 2026-08-15'
-parent=$(dpone delivery list --format json | jq -r '.deliveries[0].parent_id')
+parent=$(latest_delivery)
 say 'read-only commands keep working: list, inspect'
 run 'dpone delivery list'
 run "dpone delivery inspect --operation-id $parent"

@@ -5,7 +5,7 @@ source "$(dirname "$0")/_prelude.sh"
 say 'the receiver will forget the next job'"'"'s receipt: its status answers 410 from now on'
 run 'curl -s -X POST -H "Authorization: Bearer $TOKEN" $RECEIVER/mock/_faults -d '"'"'[{"match": {"method": "GET", "path_prefix": "/mock/v1/dataset-jobs/"}, "fault": "expire_receipt"}]'"'"'; echo'
 run 'dpone deliver examples/workloads/measurements_async.yaml --registry examples --interval-start 2026-08-01 --interval-end 2026-08-07 --wait'
-parent=$(dpone delivery list --format json | jq -r '.deliveries[0].parent_id')
+parent=$(latest_delivery)
 child="${parent}_0001"
 run "dpone delivery inspect --operation-id $child"
 say 'the profile certifies a read-only lookup by delivery key: reconcile needs no other proof'

@@ -5,7 +5,7 @@ source "$(dirname "$0")/_prelude.sh"
 
 say 'generation 0 of [2026-08-01, 2026-08-07): two async jobs, accepted, not finished yet'
 run 'dpone deliver examples/workloads/measurements_async.yaml --registry examples --interval-start 2026-08-01 --interval-end 2026-08-07'
-old=$(dpone delivery list --format json | jq -r '.deliveries[0].parent_id')
+old=$(latest_delivery)
 say 'a correction of the same window is authored as generation 1 (correction_revision: 1)'
 run "sed -i 's/^    generation_from: scheduled_interval$/&\n    correction_revision: 1/' examples/workloads/measurements_async.yaml"
 run 'dpone deliver examples/workloads/measurements_async.yaml --registry examples --interval-start 2026-08-01 --interval-end 2026-08-07'

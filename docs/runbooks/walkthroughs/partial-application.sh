@@ -5,7 +5,7 @@ source "$(dirname "$0")/_prelude.sh"
 say 'the receiver will end the next job incomplete, 120 of its rows applied'
 run 'curl -s -X POST -H "Authorization: Bearer $TOKEN" $RECEIVER/mock/_faults -d '"'"'[{"match": {"method": "POST", "path_prefix": "/mock/v1/dataset-jobs"}, "fault": "partial", "accepted_rows": 120}]'"'"'; echo'
 run 'dpone deliver examples/workloads/measurements_async.yaml --registry examples --interval-start 2026-08-01 --interval-end 2026-08-04 --wait'
-parent=$(dpone delivery list --format json | jq -r '.deliveries[0].parent_id')
+parent=$(latest_delivery)
 child="${parent}_0001"
 run "dpone delivery inspect --operation-id $child"
 job=$(dpone delivery inspect --operation-id "$child" --format json | jq -r '.children[0].receipt.id')

@@ -5,11 +5,10 @@ source "$(dirname "$0")/_prelude.sh"
 say 'the receiver will apply the next batch and drop the connection before answering'
 run 'curl -s -X POST -H "Authorization: Bearer $TOKEN" $RECEIVER/mock/_faults -d '"'"'[{"match": {"method": "POST", "path_prefix": "/mock/v1/batches/"}, "fault": "commit_then_drop"}]'"'"'; echo'
 run 'dpone deliver examples/workloads/measurements_sync.yaml --registry examples --interval-start 2026-08-01 --interval-end 2026-08-15'
-parent=$(dpone delivery list --format json | jq -r '.deliveries[0].parent_id')
+parent=$(latest_delivery)
 child="${parent}_0001"
 run "dpone delivery inspect --operation-id $child"
 say 'the receiver console (here its ledger) shows the batch of this delivery key applied in full'
-key=$(dpone delivery inspect --operation-id "$child" --format json | jq -r '.children[0].delivery_key')
 run 'curl -s -H "Authorization: Bearer $TOKEN" $RECEIVER/mock/_ledger | jq "{mutations_total, rows_by_key}"'
 say 'the operator attests what the console shows'
 run 'cat > evidence.json <<EOF
