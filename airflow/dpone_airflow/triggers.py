@@ -53,9 +53,11 @@ class DeliveryReceiptTrigger(BaseTrigger):  # type: ignore[misc,unused-ignore]
         locator = JournalLocator.from_kwargs(self.journal_locator)
         while True:
             try:
-                observed = await asyncio.wait_for(
-                    asyncio.to_thread(observe_once, locator, self.operation_id),
-                    timeout=self.step_timeout_s)
+                # asyncio.timeout, not wait_for: on Python 3.11 wait_for returns the step's result
+                # and drops a cancellation that arrives as the step finishes, so a stopped
+                # triggerer would go on polling.
+                async with asyncio.timeout(self.step_timeout_s):
+                    observed = await asyncio.to_thread(observe_once, locator, self.operation_id)
             except TimeoutError:
                 yield TriggerEvent({"operation_id": self.operation_id,
                                     "observed_revision": None, "error": "step_timeout"})

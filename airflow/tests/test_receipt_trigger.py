@@ -17,6 +17,10 @@ from dpone_airflow._locator import resolve
 from dpone_airflow.triggers import DeliveryReceiptTrigger
 
 _CHILD = "op_v1_" + "ab" * 32 + "_0001"
+_LOCATOR: dict[str, str | int | None] = {
+    "environment": ENVIRONMENT, "environment_id": "env", "tier": "development",
+    "journal": "sqlite:///unused.db", "artifacts": "file:///unused", "lease_ttl_s": 30,
+    "lease_heartbeat_s": None}
 
 
 @pytest.mark.smoke
@@ -63,3 +67,37 @@ def test_a_duplicate_trigger_of_a_finished_child_sends_nothing(
     assert events[0].payload["operation_id"] == child["operation_id"]
     assert isinstance(events[0].payload["observed_revision"], int)
     assert published.ledger()["requests"] == before["requests"]
+
+
+def test_a_trigger_cancelled_as_its_step_finishes_stops_polling(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The triggerer may cancel a trigger at any moment, also just as an observation step comes
+    back from its thread: the trigger must stop there, not go on polling (the cancellation is
+    queued behind the step's completion on the event loop, the race that loses it)."""
+    from dpone_airflow import _runtime  # noqa: PLC0415 - the provider is under test
+
+    steps: list[int] = []
+
+    async def cancelled_once() -> bool:
+        loop = asyncio.get_running_loop()
+        task: list[asyncio.Task[Any]] = []
+
+        def observe(locator: Any, operation_id: str) -> _runtime.Observed:
+            steps.append(1)
+            # Cancel one loop turn after the step's result is handed back to the loop.
+            loop.call_soon_threadsafe(loop.call_soon, task[0].cancel)
+            return _runtime.Observed(operation_id, "accepted", 3, True, None)
+
+        monkeypatch.setattr(_runtime, "observe_once", observe)
+        trigger = DeliveryReceiptTrigger(_CHILD, _LOCATOR, max_sleep_s=0.01)
+        task.append(asyncio.ensure_future(anext(trigger.run())))
+        try:
+            await task[0]
+        except asyncio.CancelledError:
+            return True
+        return False
+
+    for _ in range(20):
+        steps.clear()
+        assert asyncio.run(cancelled_once()), "the cancellation was lost"
+        assert steps == [1]
