@@ -90,10 +90,17 @@ def _bind(root: Path, authority: str, state: Path) -> Path:
 @pytest.fixture
 def published(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Published]:
     """Both example plans compiled and published by digest into the environment's artifact
-    store (what `dpone plan --publish` does in CI); the receiver requires the token."""
+    store (what `dpone plan --publish` does in CI); the receiver requires the token and takes
+    1 s per async job."""
+    yield from publish(tmp_path, monkeypatch, ReceiverConfig(token=TOKEN, processing_seconds=1.0))
+
+
+def publish(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+            config: ReceiverConfig) -> Iterator[Published]:
+    """The body of ``published`` for a receiver configured otherwise (its token is ``TOKEN``)."""
     monkeypatch.setenv(TOKEN_ENV, TOKEN)
     state = tmp_path / "state"
-    with ReceiverThread(ReceiverConfig(token=TOKEN, processing_seconds=1.0)) as receiver:
+    with ReceiverThread(config) as receiver:
         registry = _bind(tmp_path, receiver.base_url, state)
         store = open_artifact_store(str(state / "artifacts"))
         digests = {}
