@@ -12,6 +12,7 @@ import contextlib
 import datetime as dt
 import os
 import socket
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -59,7 +60,8 @@ class StepPrinter:
     Up to :data:`~dpone.cli._progress.MAX_LINES` children: one line per journal step (the
     child, its scope and the state it reached). Beyond that: a counter of finished children
     (a bar on a terminal, bounded plain lines otherwise). In both: one line per failed submit
-    or receipt poll that the run repeats, with the reason and the next attempt's time.
+    or receipt poll that the run repeats, with the reason and the next attempt's time. Children
+    in flight at once report from their own threads: one line at a time.
     """
 
     def __init__(self, shape: SealedShape) -> None:
@@ -69,8 +71,13 @@ class StepPrinter:
         self._progress = Progress("delivering", "finished child")
         self._detailed = self._total <= MAX_LINES
         self._finished: set[int] = set()
+        self._lock = threading.Lock()
 
     def __call__(self, operation: ChildOperation, transition_id: str) -> None:
+        with self._lock:
+            self._step(operation, transition_id)
+
+    def _step(self, operation: ChildOperation, transition_id: str) -> None:
         if not self._detailed:
             if operation.axes.execution_state == "FINALIZED":
                 self._finished.add(operation.ordinal)
@@ -94,8 +101,9 @@ class StepPrinter:
             "poll_receipt": (f"receipt poll failed ({bound} in a row)", "next poll"),
         }[event.action]
         at = event.next_attempt_at.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        self._progress.note(f"  {self._child(event.ordinal)} {failed} ({event.reason}); {then} "
-                            f"at {at} (in {event.delay_s:.1f} s)")
+        with self._lock:
+            self._progress.note(f"  {self._child(event.ordinal)} {failed} ({event.reason}); {then} "
+                                f"at {at} (in {event.delay_s:.1f} s)")
 
     def close(self) -> None:
         self._progress.close()
@@ -105,16 +113,20 @@ class StepPrinter:
 
 
 class LazyTransport:
-    """The plan's transport, built (and its credential resolved) on the first request."""
+    """The plan's transport, built (and its credential resolved) on the first request, once
+    even when children in flight at once send their first requests together."""
 
     def __init__(self, build: Callable[[], RestTransportPort]) -> None:
         self._build = build
         self._inner: RestTransportPort | None = None
+        self._lock = threading.Lock()
 
     def send(self, request: OutboundRequest) -> TransportOutcome:
-        if self._inner is None:
-            self._inner = self._build()
-        return self._inner.send(request)
+        with self._lock:
+            if self._inner is None:
+                self._inner = self._build()
+            inner = self._inner
+        return inner.send(request)
 
     def close(self) -> None:
         if self._inner is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal
@@ -68,11 +69,14 @@ class CutHook:
     cut: Cut | None
     kill: Callable[[], None] = sigkill
     passages: dict[tuple[When, str], int] = field(default_factory=dict)
+    _counting: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    """Children in flight at once pass cut points from their own threads."""
 
     def __call__(self, when: When, point: str) -> None:
         key = (when, point)
-        seen = self.passages.get(key, 0) + 1
-        self.passages[key] = seen
+        with self._counting:
+            seen = self.passages.get(key, 0) + 1
+            self.passages[key] = seen
         if self.cut is None:
             os.write(2, f"{PASSAGE_PREFIX}{when}:{point}@{seen}\n".encode())
         elif key == (self.cut.when, self.cut.point) and seen == self.cut.occurrence:

@@ -29,6 +29,7 @@ from dpone.contracts.state import Fact, Transition
 from dpone.contracts.transport import Failure, Response
 from dpone.executor.clock import SleepingWith, SystemClock
 from dpone.executor.supervisor._actions import ACTIONS
+from dpone.executor.supervisor._gate import SendGate
 from dpone.executor.supervisor._heartbeat import Heartbeat
 from dpone.executor.supervisor._results import DeliveryBlocked
 
@@ -36,6 +37,8 @@ DUE_MARGIN_S: Final = 0.05
 MAX_REASON_CHARS: Final = 160
 
 StepObserver = Callable[[ChildOperation, str], None]
+"""Told every journal step; called from the thread of the child (several at once when a
+synchronous batch has children in flight together)."""
 
 
 class RetryWait(StrictModel):
@@ -77,6 +80,8 @@ class RunContext:
     on_wait: WaitObserver | None = None
     leases: LeasePolicy = field(default_factory=LeasePolicy)
     """The environment's lease length and heartbeat: a lost run blocks for one TTL at most."""
+    gate: SendGate = field(default_factory=SendGate)
+    """Shut at the first stop: no new request of this run starts after it."""
 
     @property
     def fence_certified(self) -> bool:
@@ -176,7 +181,10 @@ class RunContext:
 
     def blocked(self, operation: ChildOperation, code: str, failure: Failure | None = None,
                 extra: Mapping[str, str | int] | None = None) -> DeliveryBlocked:
-        """The stop result for ``operation``: bounded scalars only, and the allowed actions."""
+        """The stop result for ``operation``: bounded scalars only, and the allowed actions.
+
+        Shuts the send gate: no new request of this run starts after a stop."""
+        self.gate.shut(operation.operation_id)
         evidence: dict[str, str | int] = {
             "state_name": operation.state_name, "revision": operation.revision,
             "attempt_ordinal": operation.attempt_ordinal, "ordinal": operation.ordinal,

@@ -13,10 +13,12 @@ only through guarded journal transitions:
 * a finalized child that is fully applied and verified extends the contiguous frontier;
   anything else stops the run with :class:`DeliveryBlocked` and its evidence.
 
-One child is in flight at a time (asynchronous jobs: one remote job; synchronous batches are
-sent in ordinal order), so after an unknown or partial effect no further mutation is sent. A
-child found in SUBMITTING whose mutation lease has expired is taken over for observation only:
-its outcome is UNKNOWN, and it is never resent.
+An asynchronous job runs one child at a time (one remote job). Synchronous batches start in
+ordinal order with up to the profile's certified ``max_in_flight_children`` in flight
+(``_window``); after an unknown or partial effect no new request starts (the run's send gate),
+the ones in flight finish and are recorded, and the frontier stays contiguous. A child found in
+SUBMITTING whose mutation lease has expired is taken over for observation only: its outcome is
+UNKNOWN, and it is never resent.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from dpone.executor.supervisor._context import (
     scalars,
 )
 from dpone.executor.supervisor._empty_input import finalize_empty
+from dpone.executor.supervisor._gate import Withheld
 from dpone.executor.supervisor._observe import observe, verify
 from dpone.executor.supervisor._results import (
     ChildReceipt,
@@ -60,6 +63,7 @@ from dpone.executor.supervisor._results import (
 )
 from dpone.executor.supervisor._submit import submit
 from dpone.executor.supervisor._transitions import MUTATION_LEASE_LOST, state_of
+from dpone.executor.supervisor._window import drive_window, in_flight_width
 
 FAMILIES: Final = {"sync_batch": "submit_response", "async_bulk_job": "poll_response"}
 
@@ -100,9 +104,17 @@ def drive(ctx: RunContext, parent: ParentOperation, sealed: Mapping[int, SealedC
     ``sealed`` holds the sealed child of every ordinal. Shared by :func:`deliver` (after
     admission) and :func:`~dpone.executor.supervisor.resume` (from the journal alone).
     """
+    width = in_flight_width(ctx)
+    if width > 1:
+        return drive_window(ctx, parent, sealed, lambda c, o, s: _child(c, o, s, wait=wait),
+                            width=width)
     receipts: list[ChildReceipt] = []
     for operation in sorted(parent.children, key=lambda child: child.ordinal):
         outcome = _child(ctx, operation, sealed[operation.ordinal], wait=wait)
+        if isinstance(outcome, Withheld):  # only a window withholds a request
+            raise DponeError(code="journal.illegal_transition",
+                             operation_id=outcome.operation.operation_id,
+                             message="a request was withheld by a run with one child in flight")
         if not isinstance(outcome, ChildOperation):
             return outcome
         if outcome.state_name in OBSERVING_STATES:
@@ -137,7 +149,7 @@ def check_profile(plan: RestDeliveryPlan) -> None:
 
 
 def _child(ctx: RunContext, operation: ChildOperation, sealed: SealedChild, *,
-           wait: bool) -> ChildOperation | DeliveryBlocked:
+           wait: bool) -> ChildOperation | DeliveryBlocked | Withheld:
     """Drive one child as far as it goes now; a returned operation is done or still observing."""
     if (operation.state_name == StateName.SEALED and operation.without_rows
             and not submits_empty(ctx.plan)):
@@ -149,7 +161,7 @@ def _child(ctx: RunContext, operation: ChildOperation, sealed: SealedChild, *,
         return _take_over(ctx, operation)
     if operation.state_name in SUBMITTABLE_STATES or reconciled_absent(operation):
         submitted = submit(ctx, operation, sealed)
-        if isinstance(submitted, DeliveryBlocked):
+        if isinstance(submitted, DeliveryBlocked | Withheld):
             return submitted
         operation = submitted
     if operation.state_name in OBSERVING_STATES:

@@ -37,6 +37,7 @@ from dpone.contracts.sealed import SealedChild
 from dpone.contracts.state import StateName
 from dpone.executor.supervisor._actions import reconciled_absent
 from dpone.executor.supervisor._context import RunContext
+from dpone.executor.supervisor._gate import Withheld
 from dpone.executor.supervisor._request import check_payload, outbound_request
 from dpone.executor.supervisor._results import DeliveryBlocked
 from dpone.executor.supervisor._transitions import (
@@ -54,6 +55,7 @@ from dpone.executor.transport import (
     BudgetExceeded,
     ExtractionError,
     Failure,
+    OutboundRequest,
     Response,
     TransportPhase,
     extract,
@@ -127,7 +129,7 @@ def classify(profile: OperationProfile, sealed: SealedChild,
 
 
 def submit(ctx: RunContext, operation: ChildOperation,
-           sealed: SealedChild) -> ChildOperation | DeliveryBlocked:
+           sealed: SealedChild) -> ChildOperation | DeliveryBlocked | Withheld:
     """Take a SEALED or RETRY_WAIT child through SUBMITTING to its recorded submit outcome."""
     check_payload(sealed, ctx.artifacts)
     request = outbound_request(ctx.plan, sealed, ctx.artifacts)
@@ -158,19 +160,17 @@ def submit(ctx: RunContext, operation: ChildOperation,
                 refused = ctx.step(operation, lease, *FENCE_REFUSED, error_code=refusal.code)
                 return ctx.blocked(refused, refusal.code)
             ctx.notify(operation, "enter_submitting")
-            try:
-                outcome = ctx.transport.send(request)
-            except DponeError as refusal:
-                if operation.state_name == StateName.SUBMITTING:
-                    _refused_before_sending(ctx, operation, lease, refusal)
-                refusal.operation_id = refusal.operation_id or operation.operation_id
-                raise
+            outcome = _send(ctx, operation, lease, request, replay=replay)
+            if isinstance(outcome, Withheld):
+                return outcome
             if isinstance(outcome, Response):
                 kind, values = classify(ctx.plan.profile.snapshot, sealed, outcome)
                 if (kind == "rejected_before_effect"
                         and operation.state_name == StateName.SUBMITTING_FENCED_REPLAY):
                     kind = "response_not_recognized"  # proves nothing of the earlier attempt
                 if kind != "throttled":
+                    if _STOP_CODES[kind] is not None:
+                        ctx.gate.shut(operation.operation_id)  # before the answer is recorded
                     return _record(ctx, operation, lease, kind, values)
                 retry_after = retry_after_seconds(outcome.headers, ctx.clock.now())
                 if retry_after is not None:
@@ -181,10 +181,30 @@ def submit(ctx: RunContext, operation: ChildOperation,
                 operation, replay = _not_started(ctx, operation, lease, started, outcome), False
                 continue
             else:
+                if not ctx.fence_certified:
+                    ctx.gate.shut(operation.operation_id)  # the effect is unknown from here on
                 stop = _replay_or_stop(ctx, operation, lease, started, None, outcome, {})
             if isinstance(stop, DeliveryBlocked):
                 return stop
             replay = True
+
+
+def _send(ctx: RunContext, operation: ChildOperation, lease: Lease, request: OutboundRequest,
+          *, replay: bool) -> Response | Failure | Withheld:
+    """Hand the request to the transport unless the run's send gate has shut (then the attempt
+    provably never started: RETRY_WAIT, due now). A transport refusal before any byte left is
+    recorded and raised."""
+    if not ctx.gate.admit(operation.operation_id, replay=replay):
+        return Withheld(ctx.step(operation, lease, *NOT_STARTED_RETRY,
+                                 next_check_after=ctx.now()))
+    try:
+        return ctx.transport.send(request)
+    except DponeError as refusal:
+        ctx.gate.shut(operation.operation_id)
+        if operation.state_name == StateName.SUBMITTING:
+            _refused_before_sending(ctx, operation, lease, refusal)
+        refusal.operation_id = refusal.operation_id or operation.operation_id
+        raise
 
 
 def _orphan_marker(ctx: RunContext, operation: ChildOperation, lease: Lease,
