@@ -28,6 +28,7 @@ from dpone.contracts.journal import DeliveryJournalPort, DeliveryJournalView, Pa
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.executor.seal import SealedBoundary, seal_boundary
+from dpone.executor.source import source_dsn
 from dpone.journal.sqlite import SqliteJournal
 from dpone.plans import read_plan, read_plan_bytes, read_published_plan, write_plan
 
@@ -191,12 +192,14 @@ def sealed_boundary(plan: RestDeliveryPlan, plan_digest: str, registry: Path,
                     interval_start: dt.date, interval_end: dt.date,
                     store: ImmutableArtifactPort) -> SealedBoundary:
     """Freeze the boundary and seal every child (:func:`~dpone.executor.seal.seal_boundary`),
-    with progress on stderr."""
+    with progress on stderr. A PostgreSQL source is read through the DSN its connection ref
+    names in this process's environment (``DPONE_CONN_<REF>_DSN`` or ``_DSN_FILE``)."""
+    dsn = source_dsn(plan.source)
     progress = Progress("sealing", "sealed child")
     try:
         return seal_boundary(plan, plan_digest, store, registry_root=registry,
                              interval_start=interval_start, interval_end=interval_end,
-                             progress=progress)
+                             postgres_dsn=dsn, progress=progress)
     finally:
         progress.close()
 
