@@ -28,7 +28,6 @@ from dpone.contracts.journal import DeliveryJournalPort, DeliveryJournalView, Pa
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.executor.seal import SealedBoundary, seal_boundary
-from dpone.executor.source import source_dsn
 from dpone.journal.sqlite import SqliteJournal
 from dpone.plans import read_plan, read_plan_bytes, read_published_plan, write_plan
 
@@ -194,6 +193,8 @@ def sealed_boundary(plan: RestDeliveryPlan, plan_digest: str, registry: Path,
     """Freeze the boundary and seal every child (:func:`~dpone.executor.seal.seal_boundary`),
     with progress on stderr. A PostgreSQL source is read through the DSN its connection ref
     names in this process's environment (``DPONE_CONN_<REF>_DSN`` or ``_DSN_FILE``)."""
+    from dpone.executor.source import source_dsn  # noqa: PLC0415 - only commands that seal
+
     dsn = source_dsn(plan.source)
     progress = Progress("sealing", "sealed child")
     try:
