@@ -126,17 +126,21 @@ class Empty:
 def submit_or_resume(locator: JournalLocator, plan_digest: str, interval_start: dt.date,
                      interval_end: dt.date, source_root: Path) -> DeliveryResult | Empty:
     """Seal ``[interval_start, interval_end)`` of the published plan and deliver it without
-    waiting; an admitted delivery of the same sealed topology resumes from its journal."""
+    waiting; an admitted delivery of the same sealed topology resumes from its journal. A
+    PostgreSQL source is read through ``DPONE_CONN_<REF>_DSN`` (or ``_DSN_FILE``) of the
+    worker's environment."""
     from dpone.artifacts import open_artifact_store  # noqa: PLC0415
     from dpone.executor.clock import SystemClock  # noqa: PLC0415
     from dpone.executor.seal import seal_boundary  # noqa: PLC0415
+    from dpone.executor.source import source_dsn  # noqa: PLC0415
     from dpone.executor.supervisor import deliver  # noqa: PLC0415
     from dpone.executor.transport import transport_for  # noqa: PLC0415
 
     store = open_artifact_store(locator.artifacts)
     plan = published_plan(store, plan_digest)
     topology = seal_boundary(plan, plan_digest, store, registry_root=source_root,
-                             interval_start=interval_start, interval_end=interval_end).topology
+                             interval_start=interval_start, interval_end=interval_end,
+                             postgres_dsn=source_dsn(plan.source)).topology
     if not topology.children:
         return Empty(interval_start, interval_end)
     with _journal(locator, migrate=True) as journal, contextlib.closing(

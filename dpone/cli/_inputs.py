@@ -191,12 +191,16 @@ def sealed_boundary(plan: RestDeliveryPlan, plan_digest: str, registry: Path,
                     interval_start: dt.date, interval_end: dt.date,
                     store: ImmutableArtifactPort) -> SealedBoundary:
     """Freeze the boundary and seal every child (:func:`~dpone.executor.seal.seal_boundary`),
-    with progress on stderr."""
+    with progress on stderr. A PostgreSQL source is read through the DSN its connection ref
+    names in this process's environment (``DPONE_CONN_<REF>_DSN`` or ``_DSN_FILE``)."""
+    from dpone.executor.source import source_dsn  # noqa: PLC0415 - only commands that seal
+
+    dsn = source_dsn(plan.source)
     progress = Progress("sealing", "sealed child")
     try:
         return seal_boundary(plan, plan_digest, store, registry_root=registry,
                              interval_start=interval_start, interval_end=interval_end,
-                             progress=progress)
+                             postgres_dsn=dsn, progress=progress)
     finally:
         progress.close()
 

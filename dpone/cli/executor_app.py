@@ -7,8 +7,10 @@ exactly as ``dpone deliver`` does after compilation: freeze and seal (create-if-
 or resume the admitted topology. It never compiles a workload and never opens a registry: the
 stores come from ``--environment NAME`` (the control-plane file ``NAME.yaml`` in
 ``$DPONE_ENVIRONMENTS`` or ``./environments``) or ``--journal``/``--artifacts``; a file source
-resolves under ``--source-root DIR`` (a mounted volume); credentials come only from the process
-environment or mounted files (the plan's ``credential_ref``).
+resolves under ``--source-root DIR`` (a mounted volume) or ``--source-root s3://bucket/prefix``
+(see :mod:`dpone.cli._source_root`); credentials come only from the process environment or
+mounted files: the binding's ``credential_ref``, and for a PostgreSQL source
+``DPONE_CONN_<REF>_DSN`` or ``DPONE_CONN_<REF>_DSN_FILE`` of its connection ref.
 
 The one JSON document of the run (``dpone.delivery_result.v1``, or ``dpone.error.v1`` before
 admission) is also written to ``$DPONE_XCOM_DIR/return.json`` (default ``/airflow/xcom``, the
@@ -36,6 +38,8 @@ from dpone.artifacts import open_artifact_store
 from dpone.cli._environment import resolve_control_plane
 from dpone.cli._inputs import CalendarDate, ControlPlaneArgs
 from dpone.cli._output import FORMAT_OPTION, emit, render_error
+from dpone.cli._source_root import SOURCE_ROOT_VARIABLE
+from dpone.cli._source_root import source_root as located_source
 from dpone.cli.delivery._boundary_run import BoundaryRun, RunOutcome, deliver_boundary
 from dpone.cli.main import DponeGroup
 from dpone.contracts import DponeError
@@ -46,7 +50,6 @@ from dpone.plans import read_published_plan_bytes
 
 XCOM_DIR_VARIABLE: Final = "DPONE_XCOM_DIR"
 DEFAULT_XCOM_DIR: Final = "/airflow/xcom"
-SOURCE_ROOT_VARIABLE: Final = "DPONE_SOURCE_ROOT"
 _PINNED = re.compile(r"^sha256:[0-9a-f]{64}$")
 _PUBLISH_HINT: Final = ("Publish the plan where this run reads it: `dpone plan WORKLOAD --registry "
                         "DIR --publish --artifacts URL` with the artifact store of this "
@@ -81,32 +84,18 @@ def _published(store: ImmutableArtifactPort, digest: str) -> tuple[RestDeliveryP
                          details={"plan_digest": digest}) from error
 
 
-def _source_root(plan: RestDeliveryPlan, source_root: Path | None) -> Path:
-    if plan.source.type != "file":
-        return Path(".")
-    if source_root is None:
-        raise DponeError(code="input.invalid_argument",
-                         message=f"the plan reads the file {plan.source.registry_path!r}: name the "
-                                 "directory it resolves under with --source-root DIR",
-                         hint=f"Mount the source directory and pass --source-root DIR (or set "
-                              f"${SOURCE_ROOT_VARIABLE}).")
-    if not source_root.is_dir():
-        raise DponeError(code="source.unavailable",
-                         message=f"--source-root {source_root} is not a directory",
-                         details={"source_root": str(source_root)})
-    return source_root
-
-
 def run_pinned(*, plan_digest: str | None, interval_start: dt.date, interval_end: dt.date,
                environment: str | None = None, journal: str | None = None,
-               artifacts: str | None = None, source_root: Path | None = None,
+               artifacts: str | None = None, source_root: Path | str | None = None,
                wait: bool = False) -> RunOutcome:
     """Deliver ``[interval_start, interval_end)`` through the published plan ``plan_digest``.
 
     The stores come from the environment control-plane file ``environment`` (or, without one,
-    ``journal`` and ``artifacts``, with the CLI's defaults); ``source_root`` is the directory a
-    file source resolves under. Returns the run's outcome (``document``: the
-    ``dpone.delivery_result.v1`` model; ``exit_code``; ``text``) once the boundary is admitted
+    ``journal`` and ``artifacts``, with the CLI's defaults); ``source_root`` is the directory or
+    ``s3://bucket/prefix`` a file source resolves under (an object is copied to ``$TMPDIR`` for
+    the run); a PostgreSQL source is read through ``DPONE_CONN_<REF>_DSN`` or ``_DSN_FILE``.
+    Returns the run's outcome (``document``: the ``dpone.delivery_result.v1`` model;
+    ``exit_code``; ``text``) once the boundary is admitted
     or found empty; raises :class:`~dpone.contracts.DponeError` before that (an unpinned,
     unknown or altered plan, a plan of another environment, an unavailable store).
     """
@@ -122,10 +111,12 @@ def run_pinned(*, plan_digest: str | None, interval_start: dt.date, interval_end
                          details={"plan_environment_id": compiled_for,
                                   "environment_id": control.environment_id})
     check_profile(plan)
-    return deliver_boundary(BoundaryRun(
-        plan=plan, plan_digest=digest, canonical=canonical, journal_url=control.journal,
-        store=store, source_root=_source_root(plan, source_root), interval_start=interval_start,
-        interval_end=interval_end, wait=wait, locators=control.locators, leases=control.leases))
+    with located_source(plan, source_root) as root:
+        return deliver_boundary(BoundaryRun(
+            plan=plan, plan_digest=digest, canonical=canonical, journal_url=control.journal,
+            store=store, source_root=root, interval_start=interval_start,
+            interval_end=interval_end, wait=wait, locators=control.locators,
+            leases=control.leases))
 
 
 def write_xcom(document: BaseModel, directory: Path | None = None) -> Path | None:
@@ -185,14 +176,15 @@ def executor() -> None:
 @click.option("--artifacts", "artifacts", help="Artifact store URL (s3://bucket/prefix, a "
                                                "directory or file:///abs/path).")
 @click.option("--source-root", "source_root", envvar=SOURCE_ROOT_VARIABLE,
-              type=click.Path(path_type=Path, file_okay=False),
-              help="Directory a file source of the plan resolves under (a mounted volume).")
+              metavar="DIR|s3://BUCKET/PREFIX",
+              help="Where a file source of the plan resolves: a directory (a mounted volume) "
+                   "or an s3:// prefix, whose object is copied to $TMPDIR for the run.")
 @click.option("--wait/--no-wait", "wait", default=False, show_default=True,
               help="Keep observing asynchronous jobs in-process until every child is terminal.")
 @FORMAT_OPTION
 def run_command(plan_digest: str | None, interval_start: dt.datetime, interval_end: dt.datetime,
                 environment: str | None, journal: str | None, artifacts: str | None,
-                source_root: Path | None, wait: bool, fmt: str) -> None:
+                source_root: str | None, wait: bool, fmt: str) -> None:
     """Deliver [--interval-start, --interval-end) through the pinned plan --plan-digest.
 
     Writes one dpone.delivery_result.v1 document (status completed, pending, blocked, stopped

@@ -14,6 +14,7 @@ from dpone.codecs import PayloadEncodingError
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.contracts.sealed import SealedTopology
+from dpone.contracts.secret import Secret
 from dpone.contracts.source_parent import SourceParent
 from dpone.executor.seal._payload import encoding_error
 from dpone.executor.seal._seal import Progress, seal_all
@@ -46,7 +47,7 @@ def _parent_file(store: ImmutableArtifactPort, parent: SourceParent,
 
 def seal_boundary(plan: RestDeliveryPlan, plan_digest: str, store: ImmutableArtifactPort, *,
                   registry_root: Path, interval_start: dt.date, interval_end: dt.date,
-                  postgres_dsn: str | None = None, progress: Progress | None = None,
+                  postgres_dsn: Secret | str | None = None, progress: Progress | None = None,
                   on_frozen: Callable[[SourceParent], None] | None = None,
                   scratch_dir: Path | None = None) -> SealedBoundary:
     """Freeze ``[interval_start, interval_end)`` of the plan's source into one parent

@@ -1,9 +1,11 @@
 """The source freeze: read one source boundary, apply the closed mapping, publish one parent.
 
 The artifact store comes in as an ``ImmutableArtifactPort``; this package never imports an
-adapter.
+adapter. A PostgreSQL source's DSN comes from the process environment by the plan's
+connection ref (:func:`source_dsn`), resolved by the caller and passed in.
 """
 
+from dpone.executor.source._connection import source_dsn
 from dpone.executor.source._freeze import freeze_source, parent_document_key, parent_key
 from dpone.executor.source._materialize import PARENT_BATCH_ROWS
 from dpone.executor.source._parent_file import open_parent
@@ -14,4 +16,5 @@ __all__ = [
     "open_parent",
     "parent_document_key",
     "parent_key",
+    "source_dsn",
 ]

@@ -13,6 +13,7 @@ from dpone.contracts import DponeError, content_digest
 from dpone.contracts.mapping import MappedColumn, PayloadMapping
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ArtifactRef, ImmutableArtifactPort
+from dpone.contracts.secret import Secret
 from dpone.contracts.source_parent import (
     PARENT_KEY_PREFIX,
     SOURCE_PARENT_SCHEMA_ID,
@@ -64,7 +65,7 @@ def _metadata(plan: RestDeliveryPlan, boundary: ParentBoundary) -> dict[str, str
 
 @contextlib.contextmanager
 def _reader(plan: RestDeliveryPlan, scope: MappedColumn, boundary: ParentBoundary,
-            registry_root: Path, postgres_dsn: str | None) -> Iterator[SourceReader]:
+            registry_root: Path, postgres_dsn: Secret | str | None) -> Iterator[SourceReader]:
     source = plan.source
     mapping: PayloadMapping = plan.mapping
     reader: SourceReader
@@ -76,7 +77,8 @@ def _reader(plan: RestDeliveryPlan, scope: MappedColumn, boundary: ParentBoundar
         # psycopg belongs to the optional `postgres` extra: import it only for a PostgreSQL source.
         from dpone.executor.source._postgres import PostgresReader  # noqa: PLC0415
 
-        reader = PostgresReader(postgres_dsn, source, mapping, scope, boundary.from_date,
+        dsn = postgres_dsn.reveal() if isinstance(postgres_dsn, Secret) else postgres_dsn
+        reader = PostgresReader(dsn, source, mapping, scope, boundary.from_date,
                                 boundary.to_date)
     elif source.format == "parquet":
         reader = ParquetFileReader(_file.resolve(registry_root, source.registry_path), mapping,
@@ -102,14 +104,15 @@ def _published(ref: ArtifactRef, digest: str, size: int) -> ArtifactRef:
 
 def freeze_source(plan: RestDeliveryPlan, *, registry_root: Path, interval_start: dt.date,
                   interval_end: dt.date, artifacts: ImmutableArtifactPort,
-                  postgres_dsn: str | None = None, scratch_dir: Path | None = None
+                  postgres_dsn: Secret | str | None = None, scratch_dir: Path | None = None
                   ) -> SourceParent:
     """Read the plan's source for ``[interval_start, interval_end)``, map, sort and publish it.
 
     The parent's IPC file goes to ``parents/sha256/<hex>.arrow`` and the returned document to
     ``parents/sha256/<hex>.json`` (each named by the SHA-256 of its own bytes). A PostgreSQL
     snapshot stays open until both are published and is closed before this returns. A file
-    source is read from ``registry_root / plan.source.registry_path``; ``scratch_dir`` holds the
+    source is read from ``registry_root / plan.source.registry_path``, a PostgreSQL source
+    through ``postgres_dsn`` (see :func:`source_dsn`); ``scratch_dir`` holds the
     temporary copy of the parent while it is hashed (default: the system temporary directory).
     """
     if interval_end < interval_start:

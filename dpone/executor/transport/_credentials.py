@@ -12,7 +12,9 @@ Reference forms (``ConnectionBinding.credential_ref``):
     ``mtls`` the file itself is the combined PEM.
 ``conn:REF``
     one environment variable per field: ``DPONE_CONN_<REF>_TOKEN``, ``_USERNAME``/``_PASSWORD``,
-    ``_CLIENT_ID``/``_CLIENT_SECRET``, ``_CERT_FILE`` and optionally ``_KEY_FILE``.
+    ``_CLIENT_ID``/``_CLIENT_SECRET``, ``_CERT_FILE`` and optionally ``_KEY_FILE``
+    (:func:`conn_variable` names them: REF upper-cased, every other character than A-Z and 0-9
+    written ``_``; a PostgreSQL source's connection ref uses the same scheme).
 ``vault://...``
     not resolvable by this process: ``credential.unavailable``.
 
@@ -23,6 +25,7 @@ never a value.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
@@ -43,6 +46,16 @@ PROVIDER_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
 }
 _OPTIONAL_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {"mtls": ("key_file",)}
 _PAIRED: Final = frozenset({"basic", "oauth2_client_credentials"})
+_NOT_NAME_CHARACTER: Final = re.compile(r"[^A-Z0-9]")
+
+
+def conn_variable(ref: str, field: str) -> str:
+    """``DPONE_CONN_<REF>_<FIELD>``: the environment variable of one field of connection ``ref``
+    (``conn:`` prefix optional). REF and FIELD are upper-cased and every character other than
+    A-Z and 0-9 becomes ``_`` (``warehouse.eu-1`` -> ``DPONE_CONN_WAREHOUSE_EU_1_<FIELD>``), so
+    every reference names a variable a shell or a Kubernetes manifest can set."""
+    name = _NOT_NAME_CHARACTER.sub("_", ref.removeprefix("conn:").upper())
+    return f"DPONE_CONN_{name}_{_NOT_NAME_CHARACTER.sub('_', field.upper())}"
 
 
 class EnvironmentCredentialResolver:
@@ -77,7 +90,7 @@ def resolve_credentials(binding: ConnectionBinding, env: Mapping[str, str] = os.
     elif ref.startswith("file:"):
         path = ref.removeprefix("file:")
         fields = ({"cert_file": path} if provider == "mtls"
-                  else _split_single(ref, provider, _read_file(ref, Path(path))))
+                  else _split_single(ref, provider, read_credential_file(ref, Path(path))))
     else:
         raise _unavailable("credential_ref must be env:, file:, conn: or vault://", ref=ref)
     for name, value in fields.items():
@@ -86,16 +99,15 @@ def resolve_credentials(binding: ConnectionBinding, env: Mapping[str, str] = os.
 
 
 def _from_conn(ref: str, provider: str, env: Mapping[str, str]) -> dict[str, str]:
-    prefix = f"DPONE_CONN_{ref.removeprefix('conn:').upper()}_"
     fields: dict[str, str] = {}
     for name in PROVIDER_FIELDS[provider]:
-        value = env.get(prefix + name.upper())
+        variable = conn_variable(ref, name)
+        value = env.get(variable)
         if not value:
-            raise _unavailable(f"environment variable {prefix}{name.upper()} is not set or empty",
-                               ref=ref)
+            raise _unavailable(f"environment variable {variable} is not set or empty", ref=ref)
         fields[name] = value
     for name in _OPTIONAL_FIELDS.get(provider, ()):
-        value = env.get(prefix + name.upper())
+        value = env.get(conn_variable(ref, name))
         if value:
             fields[name] = value
     return fields
@@ -111,7 +123,9 @@ def _split_single(ref: str, provider: str, value: str) -> dict[str, str]:
     return {names[0]: first, names[1]: second}
 
 
-def _read_file(ref: str, path: Path) -> str:
+def read_credential_file(ref: str, path: Path) -> str:
+    """The text of a mounted secret file: UTF-8, at most ``MAX_CREDENTIAL_FILE_BYTES``, one
+    trailing newline stripped; ``credential.unavailable`` naming ``ref`` (never the text)."""
     try:
         with path.open("rb") as handle:
             raw = handle.read(MAX_CREDENTIAL_FILE_BYTES + 1)

@@ -23,6 +23,13 @@ from botocore.config import Config
 
 from dpone.receiver import ReceiverConfig, ReceiverThread
 from support.cli import TOKEN, TOKEN_ENV, bind_registry
+from support.postgres_source import (
+    DSN_FILE_VARIABLE,
+    PASSWORD_SENTINEL,
+    measurements_table,
+    source_dsn,
+    write_postgres_workload,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -90,13 +97,16 @@ def pod(tmp_path: Path, s3_endpoint: str, journal_schema_url: str, receiver: Rec
     return Pod(env, work, tmp_path / "volume", work / "xcom", artifacts, bucket, admin)
 
 
-def _publish(venv: Path, pod: Pod, tmp_path: Path, receiver: ReceiverThread) -> str:
+def _publish(venv: Path, pod: Pod, tmp_path: Path, receiver: ReceiverThread, *,
+             table: str | None = None) -> str:
     """CI: `dpone plan --publish` into the environment's artifact store; the registry (and
-    with it every workload and authoring file) is then removed, only its data stays mounted."""
+    with it every workload and authoring file) is then removed, only its data stays mounted.
+    With ``table`` the published workload reads that PostgreSQL table instead of the CSV."""
     registry = bind_registry(tmp_path, receiver.base_url)
     shutil.copytree(registry / "data", pod.source / "data")
+    workload = WORKLOAD if table is None else write_postgres_workload(registry, table).stem
     planned = subprocess.run(
-        [str(venv / "bin" / "dpone"), "plan", str(registry / "workloads" / f"{WORKLOAD}.yaml"),
+        [str(venv / "bin" / "dpone"), "plan", str(registry / "workloads" / f"{workload}.yaml"),
          "--registry", str(registry), "--out", str(tmp_path / "ci"), "--publish",
          "--artifacts", pod.artifacts, "--format", "json"],
         capture_output=True, text=True, timeout=120, check=False, env=pod.env, cwd=tmp_path)
@@ -133,6 +143,55 @@ def test_the_executor_venv_delivers_a_published_plan_once_per_key(
     assert again.returncode == 0, again.stdout + again.stderr
     assert json.loads(again.stdout)["parent_id"] == document["parent_id"]
     assert len(receiver.state.ledger.mutations) == len(mutations)
+
+
+def _delivered_once(run: subprocess.CompletedProcess[str], pod: Pod,
+                    receiver: ReceiverThread) -> dict[str, Any]:
+    assert run.returncode == 0, run.stdout + run.stderr
+    document: dict[str, Any] = json.loads(run.stdout)
+    assert document["status"] == "completed" and document["children_total"] >= 1
+    assert json.loads((pod.xcom / "return.json").read_text("utf-8")) == document
+    mutations = receiver.state.ledger.mutations
+    assert len(mutations) == document["children_total"]
+    assert set(Counter(m.key for m in mutations).values()) == {1}
+    assert sum(m.rows for m in mutations) == document["rows_total"] > 0
+    return document
+
+
+def test_the_executor_venv_reads_a_file_source_from_an_s3_prefix(
+        image_venv: Path, pod: Pod, tmp_path: Path, receiver: ReceiverThread) -> None:
+    digest = _publish(image_venv, pod, tmp_path, receiver)
+    pod.admin.upload_file(str(pod.source / "data" / "measurements.csv"), pod.bucket,
+                          "landing/data/measurements.csv")
+    endpoint = pod.artifacts.partition("?")[2]
+    root = f"s3://{pod.bucket}/landing?{endpoint}"
+    args = [a if a != str(pod.source) else root for a in _run_args(digest, pod)]
+
+    _delivered_once(pod.run(image_venv, *args), pod, receiver)
+
+    assert sorted(p.name for p in pod.work.iterdir()) == ["xcom"]
+    assert [p.name for p in Path(pod.env["TMPDIR"]).iterdir()] == []  # the copy is gone
+
+
+def test_the_executor_venv_reads_a_postgres_source_from_a_mounted_secret(
+        image_venv: Path, pod: Pod, tmp_path: Path, receiver: ReceiverThread,
+        postgres_dsn: str) -> None:
+    secret = tmp_path / "secrets" / "dsn"
+    secret.parent.mkdir()
+    secret.write_text(source_dsn(postgres_dsn) + "\n", encoding="utf-8")
+    with measurements_table(postgres_dsn) as table:
+        digest = _publish(image_venv, pod, tmp_path, receiver, table=table)
+        refused = pod.run(image_venv, *_run_args(digest, pod))
+        assert refused.returncode == 3, refused.stdout + refused.stderr
+        assert json.loads(refused.stdout)["code"] == "credential.unavailable"
+        assert receiver.state.ledger.mutations == ()
+
+        pod.env[DSN_FILE_VARIABLE] = str(secret)
+        run = pod.run(image_venv, *_run_args(digest, pod))
+
+    _delivered_once(run, pod, receiver)
+    assert PASSWORD_SENTINEL not in run.stdout + run.stderr + refused.stdout + refused.stderr
+    assert PASSWORD_SENTINEL not in (pod.xcom / "return.json").read_text("utf-8")
 
 
 def test_the_executor_venv_holds_no_orchestrator_or_test_tool(image_venv: Path) -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from dpone.contracts import DponeError
 from dpone.executor.transport import EnvironmentCredentialResolver, resolve_credentials
+from dpone.executor.transport._credentials import conn_variable
 from support.transport import SENTINEL, binding
 
 
@@ -111,3 +112,11 @@ def test_oversized_credential_file_is_refused(tmp_path: Path) -> None:
 def test_resolver_port_uses_its_environment() -> None:
     resolver = EnvironmentCredentialResolver({"RECEIVER_TOKEN": SENTINEL})
     assert resolver.resolve(binding()).secret("token").reveal() == SENTINEL
+
+
+def test_conn_variable_names_a_variable_a_shell_can_set() -> None:
+    """REF upper-cased, every character other than A-Z and 0-9 written `_`: a binding's
+    ``conn:`` reference ([A-Za-z0-9_]) keeps its name, and a PostgreSQL source's connection ref
+    (a dotted name such as ``warehouse.eu-1``) names a variable a shell can set."""
+    assert conn_variable("conn:receiver_a", "client_secret") == "DPONE_CONN_RECEIVER_A_CLIENT_SECRET"
+    assert conn_variable("warehouse.eu-1", "dsn_file") == "DPONE_CONN_WAREHOUSE_EU_1_DSN_FILE"
