@@ -1,620 +1,294 @@
-"""End-to-end delivery throughput on loopback, next to a bare upload of the same request bodies.
+"""End-to-end delivery throughput: `dpone deliver` next to a naive client and a bare upload.
 
-Run: ``.venv/bin/python benchmarks/deliver.py [--rows N] [--repeat K] [--journal sqlite|postgres]``
-(default 300,000 rows, 3 repeats, SQLite journal; about three minutes on 2 cores).
+Run: ``.venv/bin/python benchmarks/deliver.py [--rows N] [--repeat K] [--scenario sync|async|both]
+[--journal sqlite|postgres|both] [--peer naive|none] [--receiver lines|mock] [--format text|json]
+[--output FILE]`` (default 100,000 rows, 3 repeats, both scenarios, SQLite; see
+``benchmarks/README.md`` for what each row means).
 
-Writes a scratch copy of the example registry whose ``data/measurements.csv`` holds N seeded
-synthetic rows in the example's schema and CSV dialect over the same August 2026 dates (the
-example's daily shape, scaled), then freezes and seals both example workloads from it once (timed
-separately: sealing is not part of the delivery figure). Both workloads deliver the same rows; a
-day holding more rows than a profile's planning limits is split over several sibling children as
-the planner decides (the sealing line counts those days). One mock receiver (``ReceiverThread``,
-uvicorn on loopback, in this process) authenticates a random bearer token that the script also
-puts in ``DPONE_CONN_MOCK_MEASUREMENTS_TOKEN``; the plan's binding authority is pointed at it.
+One dataset per run (``_deliver_data.py``: the example registry's measurements table, N rows
+over 60 business days) and one receiver in its own process (``_line_receiver.py``: it only
+counts rows). For each scenario (sync NDJSON in 10,000-row batches; async CSV+gzip jobs with
+poll interval 0) and journal, K repeats, the order of the paths rotating each repeat:
 
-Three scenarios, each measured K times as a pair in the same run against the same receiver:
+* ``dpone``: ``dpone deliver WORKLOAD --wait`` as a cold subprocess with a fresh journal,
+  artifact store and plan directory: imports, freeze, seal, admission, sends, verification;
+  wall time and its own peak RSS;
+* ``naive`` (``--peer naive``): ``_naive.py`` as a subprocess: ``requests``, ``csv``,
+  ``json.dumps`` per row, the same receiver, token and batch size, no journal;
+* ``bare``: one ``httpx.Client`` in this process POSTing the sealed request bodies that the
+  first dpone run of the scenario sealed and sent (read from its artifact store, digests
+  checked, held in memory): the transport's limit;
+* then, apart from those figures, ``deliver()`` in this process with timing proxies on its
+  ports, for the per-child journal and artifact cost.
 
-* ``sync``: ``measurements_sync`` (NDJSON batches, counters in the response);
-* ``async shipped``: ``measurements_async`` (multipart CSV+gzip jobs) as shipped: a 2 s poll
-  interval and the receiver's default 1 s job processing (``dpone receiver serve``'s default).
-  Its time is bound by the protocol: at least children x poll interval;
-* ``async engine``: the same topology with the plan copied to ``poll_interval_s=0`` and a
-  receiver with ``processing_seconds=0``: what the engine itself costs.
-
-For each pair:
-
-* ``bare``: the transport's limit. One ``httpx.Client`` POSTs every child's sealed request (same
-  bytes, method, path, query, semantic headers and bearer header, to the same receiver), bodies
-  read into memory beforehand; nothing else (no journal, artifacts, polls or verification).
-  Its note gives the mock receiver's own decoding of the same bodies, called directly in each
-  repeat (median): on loopback that, not HTTP, is most of the bare time.
-* ``deliver``: ``dpone.executor.supervisor.deliver`` with a fresh journal, a fresh artifact store
-  (the sealed artifacts hard-linked in) and an ``HttpTransport`` built as ``dpone deliver`` does.
-  The ports are wrapped in timing proxies, which splits each child's time into journal calls,
-  artifact calls (MAY_ATTEMPT marker publication with fsync, the sealed-payload re-hash before
-  submit, evidence), transport sends (submit body streamed from the store, and polls), sleeps
-  and the rest (the supervisor itself).
-
-The receiver is reset before each measurement and keeps no parsed rows (``retained_rows=0``);
-after each delivery its ledger must show every row applied once. Both paths share the process
-(and the GIL) with the receiver. The machine is shared and noisy: compare the ratios.
+After every run the receiver's ledger must show every row applied exactly once. Then the cold
+start of the CLI: ``python -X importtime`` of ``dpone --help`` and the wall time of
+``dpone --help`` and ``dpone delivery inspect --help`` (median of 5).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime as dt
-import importlib.util
+import json
 import os
-import random
 import secrets
 import shutil
-import statistics
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
-from typing import Any
+from typing import Any, TextIO
+from urllib.parse import quote
 
-import httpx
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's dpone
+
+import _coldstart
+import _deliver_data as data
+import _deliver_paths as paths
+from _deliver_report import MB, Result, Sealing, render
 
 from dpone.artifacts import LocalArtifactStore
 from dpone.compiler import compile_workload
 from dpone.contracts import DponeError
-from dpone.contracts.binding import ConnectionBinding
-from dpone.contracts.design import load_state_contract
 from dpone.contracts.journal import DeliveryJournalPort
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import SealedTopology
 from dpone.executor.seal import seal_boundary
-from dpone.executor.supervisor import DeliveryCompleted, deliver, outbound_request
-from dpone.executor.transport import HttpTransport, OutboundRequest, transport_for
-from dpone.journal.sqlite import SqliteJournal
-from dpone.receiver import ReceiverConfig, ReceiverThread
-from dpone.receiver._multipart import parse_multipart
-from dpone.receiver._readers import gunzip, read_csv, read_ndjson
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-TOKEN_ENV = "DPONE_CONN_MOCK_MEASUREMENTS_TOKEN"
-INTERVAL = (dt.date(2026, 8, 1), dt.date(2026, 9, 1))
-SHIPPED_PROCESSING_S = 1.0  # `dpone receiver serve --processing-seconds` default
 SEED = 20260801
-MB = 1_000_000
-HOLDER = "bench-deliver"
-
-
-def timed(action: Callable[[], Any]) -> tuple[Any, float]:
-    start = time.perf_counter()
-    result = action()
-    return result, time.perf_counter() - start
-
-
-# -- synthetic data --------------------------------------------------------------------------
-
-
-def _generator() -> ModuleType:
-    """``examples/generate_measurements.py``: its header, vocabularies, quoting and dates."""
-    spec = importlib.util.spec_from_file_location("generate_measurements",
-                                                  EXAMPLES / "generate_measurements.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def day_counts(gen: ModuleType, rows: int) -> list[int]:
-    """The example's daily shape (weekday 110, weekend 40, days 14-16 240, day 23 3), scaled."""
-    weights = []
-    for offset in range(gen.DAYS):
-        day = gen.FIRST_DAY + dt.timedelta(days=offset)
-        weight = 40 if day.weekday() >= 5 else 110
-        if 14 <= day.day <= 16:
-            weight = 240
-        if day.day == 23:
-            weight = 3
-        weights.append(weight)
-    counts = [rows * weight // sum(weights) for weight in weights]
-    counts[0] += rows - sum(counts)
-    return counts
-
-
-def synthetic_csv(path: Path, rows: int, seed: int) -> None:
-    """N rows in the example's dialect (quoted strings, empty unquoted null, ``""`` empty)."""
-    gen = _generator()
-    rng = random.Random(seed)
-    quote = gen._quote
-    sites = [quote(site) for site in gen.SITES]
-    notes = [quote(note) for note in gen.NOTES]
-    sensors = [quote(f"S-{index:03d}") for index in range(1, 60)]
-    counts = day_counts(gen, rows)
-    with path.open("w", encoding="utf-8", newline="\n") as out:
-        out.write(",".join(gen.HEADER) + "\n")
-        for offset, count in enumerate(counts):
-            day = gen.FIRST_DAY + dt.timedelta(days=offset)
-            iso = day.isoformat()
-            midnight = dt.datetime.combine(day, dt.time(), dt.UTC)
-            lines = []
-            for index in range(count):
-                site = "" if rng.random() < 0.05 else rng.choice(sites)
-                reading = "" if rng.random() < 0.04 else repr(round(rng.uniform(-40.0, 60.0), 3))
-                note = "" if rng.random() < 0.3 else rng.choice(notes)
-                millis = min((index * 86_400_000) // count + rng.randrange(0, 60_000),
-                             86_399_999)
-                stamp = midnight + dt.timedelta(milliseconds=millis)
-                measured = stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{millis % 1000:03d}Z"
-                valid = "true" if rng.random() > 0.1 else "false"
-                lines.append(f"{iso},{rng.choice(sensors)},{site},{reading},"
-                             f"{rng.randrange(0, 5000)},{note},{measured},{valid}\n")
-            out.writelines(lines)
-
-
-def write_registry(root: Path, rows: int, seed: int) -> Path:
-    """A copy of the example registry whose ``data/measurements.csv`` is synthetic."""
-    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns("data"))
-    (root / "data").mkdir()
-    synthetic_csv(root / "data" / "measurements.csv", rows, seed)
-    return root
-
-
-# -- sealing ---------------------------------------------------------------------------------
+TESTS = Path(__file__).resolve().parent.parent / "tests"
 
 
 @dataclass
-class Sealed:
+class Journal:
+    """One journal kind: a fresh journal per run, for the CLI (a URL) and in process."""
+
     name: str
-    plan: RestDeliveryPlan
-    topology: SealedTopology
-    store: LocalArtifactStore
-    freeze_s: float
-    seal_s: float
-
-    @property
-    def rows(self) -> int:
-        return self.topology.total_rows
-
-    @property
-    def wire_bytes(self) -> int:
-        return sum(child.request.content_length for child in self.topology.children)
-
-
-def seal(registry: Path, workload: str, root: Path) -> Sealed:
-    compiled = compile_workload(registry / "workloads" / f"{workload}.yaml", registry)
-    store = LocalArtifactStore(root)
-    start = time.perf_counter()
-    frozen_at: list[float] = []
-    sealed = seal_boundary(compiled.plan, compiled.digest, store, registry_root=registry,
-                           interval_start=INTERVAL[0], interval_end=INTERVAL[1],
-                           on_frozen=lambda _parent: frozen_at.append(time.perf_counter()))
-    end = time.perf_counter()
-    return Sealed(workload, compiled.plan, sealed.topology, store, frozen_at[0] - start,
-                  end - frozen_at[0])
-
-
-# -- scenarios -------------------------------------------------------------------------------
-
-
-@dataclass
-class Scenario:
-    name: str
-    sealed: Sealed
-    plan: RestDeliveryPlan
-    binding: ConnectionBinding
-    receiver: ReceiverThread
-    bound: str
-
-
-def pointed(plan: RestDeliveryPlan, base_url: str, *,
-            poll_interval_s: int | None = None) -> tuple[RestDeliveryPlan, ConnectionBinding]:
-    """The plan with its binding authority at ``base_url`` (and, if given, its poll interval)."""
-    binding = plan.binding.snapshot.model_copy(update={"authority": base_url})
-    update: dict[str, Any] = {"binding": plan.binding.model_copy(update={"snapshot": binding})}
-    if poll_interval_s is not None:
-        profile = plan.profile.snapshot
-        timeouts = profile.timeouts.model_copy(update={"poll_interval_s": poll_interval_s})
-        update["profile"] = plan.profile.model_copy(update={
-            "snapshot": profile.model_copy(update={"timeouts": timeouts})})
-    return plan.model_copy(update=update), binding
-
-
-# -- runs and the bare upload ---------------------------------------------------------------
-
-
-@dataclass
-class Run:
-    seconds: float
-    requests: int
-    submits: int = 0
-    polls: int = 0
-    spent: dict[str, float] = field(default_factory=dict)
-    calls: dict[str, int] = field(default_factory=dict)
-
-    def _keys(self, prefix: str) -> list[str]:
-        return [key for key in self.spent if key == prefix or key.startswith(prefix + ".")]
-
-    def spent_in(self, prefix: str) -> float:
-        """Seconds in ``prefix`` (a port, e.g. ``journal``, or one method, ``journal.transition``)."""
-        return sum(self.spent[key] for key in self._keys(prefix))
-
-    def calls_in(self, prefix: str) -> int:
-        return sum(self.calls[key] for key in self._keys(prefix))
-
-
-def bare_requests(sealed: Sealed) -> list[tuple[OutboundRequest, bytes]]:
-    """Every child's sealed request and its body bytes, read before any timing."""
-    requests = []
-    for child in sealed.topology.children:
-        request = outbound_request(sealed.plan, child, sealed.store)
-        body = b"".join(request.body)
-        assert len(body) == request.content_length == child.request.content_length
-        requests.append((request, body))
-    return requests
-
-
-def receiver_parse_s(requests: list[tuple[OutboundRequest, bytes]], limit: int) -> float:
-    """The mock receiver's own payload decoding of the same bodies, called directly (no HTTP)."""
-    start = time.perf_counter()
-    for request, body in requests:
-        content_type = request.content_type or ""
-        if content_type.startswith("multipart/"):
-            for part in parse_multipart(body, content_type):
-                if part.name == "file":
-                    read_csv(gunzip(part.data, limit))
-        else:
-            read_ndjson(body)
-    return time.perf_counter() - start
-
-
-def bare_upload(scenario: Scenario, requests: list[tuple[OutboundRequest, bytes]],
-                token: str) -> Run:
-    accepted = set(scenario.plan.profile.snapshot.acknowledgement.accepted_statuses)
-    scenario.receiver.state.reset()
-    with httpx.Client(base_url=scenario.receiver.base_url, trust_env=False, timeout=120,
-                      headers={"Authorization": f"Bearer {token}",
-                               "Accept-Encoding": "identity"}) as client:
-        start = time.perf_counter()
-        for request, body in requests:
-            headers = dict(request.headers)
-            if request.content_type is not None:
-                headers["Content-Type"] = request.content_type
-            response = client.request(request.method, request.path, params=list(request.query),
-                                      headers=headers, content=body)
-            if response.status_code not in accepted:
-                raise RuntimeError(f"bare upload: HTTP {response.status_code} {response.text}")
-        seconds = time.perf_counter() - start
-    return Run(seconds, len(requests), submits=len(requests))
-
-
-# -- the supervised delivery, with timing proxies --------------------------------------------
-
-
-class Clock:
-    """Time and calls spent in each port, keyed by category."""
-
-    def __init__(self) -> None:
-        self.spent: dict[str, float] = defaultdict(float)
-        self.calls: dict[str, int] = defaultdict(int)
-
-    def wrap(self, category: str, method: Callable[..., Any]) -> Callable[..., Any]:
-        def timed_call(*args: Any, **kwargs: Any) -> Any:
-            start = time.perf_counter()
-            try:
-                return method(*args, **kwargs)
-            finally:
-                self.spent[category] += time.perf_counter() - start
-                self.calls[category] += 1
-        return timed_call
-
-    def sleep(self, seconds: float) -> None:
-        self.wrap("sleep", time.sleep)(seconds)
-
-
-class TimedPort:
-    """Forwards every attribute; public methods are timed under ``category``."""
-
-    def __init__(self, inner: Any, clock: Clock, category: str) -> None:
-        self._inner, self._clock, self._category = inner, clock, category
-
-    def __getattr__(self, name: str) -> Any:
-        value = getattr(self._inner, name)
-        if callable(value) and not name.startswith("_"):
-            return self._clock.wrap(f"{self._category}.{name}", value)
-        return value
-
-
-class TimedTransport:
-    """The transport port; submits (with a body) and polls are timed apart."""
-
-    def __init__(self, inner: HttpTransport, clock: Clock) -> None:
-        self._inner, self._clock = inner, clock
-
-    def send(self, request: OutboundRequest) -> Any:
-        category = "submit" if request.method == "POST" else "poll"
-        return self._clock.wrap(category, self._inner.send)(request)
+    note: str
+    cli_url: Callable[[Path], contextlib.AbstractContextManager[str]]
+    in_process: paths.JournalFactory
 
 
 @contextlib.contextmanager
-def sqlite_journal(scratch: Path, environment_id: str) -> Iterator[DeliveryJournalPort]:
-    journal = SqliteJournal(scratch / "journal.sqlite3", environment_id=environment_id)
-    try:
-        journal.migrate()
-        yield journal
-    finally:
-        journal.close()
-
-
-JournalFactory = Callable[[Path, str], contextlib.AbstractContextManager[DeliveryJournalPort]]
-
-
-def fresh_store(sealed: Sealed, root: Path) -> LocalArtifactStore:
-    """A new store holding the sealed artifacts (hard links): markers start from nothing."""
-    shutil.copytree(sealed.store.root, root, copy_function=os.link)
-    return LocalArtifactStore(root)
-
-
-def supervised(scenario: Scenario, open_journal: JournalFactory, scratch: Path) -> Run:
-    sealed = scenario.sealed
-    scratch.mkdir(parents=True)
-    store = fresh_store(sealed, scratch / "artifacts")
-    environment_id = scenario.plan.environment.snapshot.environment_id
-    scenario.receiver.state.reset()
-    clock = Clock()
-    with open_journal(scratch, environment_id) as journal, \
-            transport_for(scenario.plan) as transport:
-        ports: dict[str, Any] = {"journal": TimedPort(journal, clock, "journal"),
-                                 "artifacts": TimedPort(store, clock, "artifacts"),
-                                 "transport": TimedTransport(transport, clock)}
-        try:
-            result, seconds = timed(lambda: deliver(
-                scenario.plan, sealed.topology, ports["journal"], ports["artifacts"],
-                ports["transport"], holder=HOLDER, wait=True, sleep=clock.sleep))
-        except DponeError as exc:
-            submitted = clock.calls["submit"]
-            raise RuntimeError(f"{scenario.name}: deliver() raised {exc.code} after {submitted} "
-                               f"submit(s): {exc.message}") from exc
-    if not isinstance(result, DeliveryCompleted):
-        raise RuntimeError(f"{scenario.name}: delivery did not complete: {result!r}")
-    ledger = scenario.receiver.state.ledger.snapshot()
-    if ledger["rows_total"] != sealed.rows or ledger["duplicate_mutations"]:
-        raise RuntimeError(f"{scenario.name}: the receiver applied {ledger['rows_total']} rows "
-                           f"({ledger['duplicate_mutations']} duplicates), expected {sealed.rows}")
-    shutil.rmtree(scratch)
-    submits, polls = clock.calls["submit"], clock.calls["poll"]
-    return Run(seconds, submits + polls, submits, polls, dict(clock.spent), dict(clock.calls))
-
-
-# -- report ----------------------------------------------------------------------------------
-
-
-@dataclass
-class Result:
-    scenario: Scenario
-    bare: list[Run]
-    e2e: list[Run]
-    parse_s: list[float] = field(default_factory=list)
-
-    @property
-    def children(self) -> int:
-        return len(self.scenario.sealed.topology.children)
-
-    def median(self, runs: list[Run]) -> Run:
-        return sorted(runs, key=lambda run: run.seconds)[(len(runs) - 1) // 2]
-
-    def ratios(self) -> list[float]:
-        return [bare.seconds / e2e.seconds for bare, e2e in zip(self.bare, self.e2e, strict=True)]
-
-    def overheads_ms(self) -> list[float]:
-        """Per child: deliver's time outside its submit sends (what the bare path never does)."""
-        return [(run.seconds - run.spent_in("submit")) / self.children * 1000 for run in self.e2e]
-
-
-def _spread(values: list[float], fmt: str) -> str:
-    return "" if len(values) < 2 else f"{format(min(values), fmt)}..{format(max(values), fmt)}"
-
-
-def print_throughput(results: list[Result]) -> None:
-    print(f"\n{'scenario':<15} {'path':<8} {'children':>8} {'requests':>8} {'rows':>9} "
-          f"{'wire MB':>8} {'s':>7} {'rows/s':>9} {'MB/s':>7} {'vs bare':>8} "
-          f"{'overhead':>9}  note")
-    for result in results:
-        sealed = result.scenario.sealed
-        for label, runs in (("bare", result.bare), ("deliver", result.e2e)):
-            run = result.median(runs)
-            line = (f"{result.scenario.name:<15} {label:<8} {result.children:>8} "
-                    f"{run.requests:>8} {sealed.rows:>9,} {sealed.wire_bytes / MB:>8.1f} "
-                    f"{run.seconds:>7.2f} {sealed.rows / run.seconds:>9,.0f} "
-                    f"{sealed.wire_bytes / MB / run.seconds:>7.1f}")
-            if label == "bare":
-                parse = statistics.median(result.parse_s)
-                print(f"{line} {'1.00x':>8} {'':>9}  uploads only; receiver decoding alone "
-                      f"{parse:.2f} s ({parse / run.seconds:.0%})")
-                continue
-            ratio, over = statistics.median(result.ratios()), statistics.median(result.overheads_ms())
-            spread = _spread(result.ratios(), ".2f")
-            note = f"{run.submits} submits + {run.polls} polls"
-            if spread:
-                note += f"; vs bare over runs {spread}"
-            print(f"{line} {ratio:>7.2f}x {over:>6.1f} ms  {note}")
-
-
-def print_breakdown(results: list[Result]) -> None:
-    print(f"{'scenario':<15} {'total':>7} {'journal':>13} {'artifacts':>11} {'submit':>7} "
-          f"{'(bare)':>7} {'poll':>10} {'sleep':>8} {'other':>6}")
-    for result in results:
-        run, bare, n = result.median(result.e2e), result.median(result.bare), result.children
-
-        def cell(prefix: str, calls: bool = True, run: Run = run, n: int = n) -> str:
-            text = f"{run.spent_in(prefix) / n * 1000:.1f}"
-            return f"{text} ({run.calls_in(prefix) / n:.0f})" if calls else text
-
-        other = (run.seconds - sum(run.spent.values())) / n * 1000
-        print(f"{result.scenario.name:<15} {run.seconds / n * 1000:>7.1f} {cell('journal'):>13} "
-              f"{cell('artifacts'):>11} {cell('submit', False):>7} "
-              f"{bare.seconds / n * 1000:>7.1f} {cell('poll'):>10} {cell('sleep', False):>8} "
-              f"{other:>6.1f}")
-
-
-def print_port_calls(results: list[Result]) -> None:
-    """Journal and artifact methods: calls per child and ms per call (median run)."""
-    for result in results:
-        run, n = result.median(result.e2e), result.children
-        cells = []
-        for key in sorted(run.spent, key=lambda key: -run.spent[key]):
-            if key.startswith(("journal.", "artifacts.")):
-                calls = run.calls[key]
-                cells.append(f"{key} {calls / n:.2g}/child x {run.spent[key] / calls * 1000:.2f} ms")
-        print(f"{result.scenario.name}: " + "; ".join(cells))
-
-
-def print_bounds(results: list[Result]) -> None:
-    for result in results:
-        run, bare, name = result.median(result.e2e), result.median(result.bare), result.scenario.name
-        interval = result.scenario.plan.profile.snapshot.timeouts.poll_interval_s
-        sleep_share = run.spent_in("sleep") / run.seconds
-        if result.scenario.bound == "protocol":
-            waits = result.children * interval
-            floor = waits + bare.seconds
-            print(f"{name}: PROTOCOL-bound: floor = {result.children} children x {interval} s "
-                  f"poll interval + the bare uploads = {waits:.1f} + {bare.seconds:.1f} = "
-                  f"{floor:.1f} s; deliver {run.seconds:.1f} s = {run.seconds / floor:.2f}x the "
-                  f"floor, {sleep_share:.0%} of it asleep")
-        else:
-            network = run.spent_in("submit") + run.spent_in("poll")
-            print(f"{name}: ENGINE-bound: {sleep_share:.0%} asleep; "
-                  f"{(run.seconds - network) / run.seconds:.0%} of deliver time outside the "
-                  f"transport (journal {run.spent_in('journal') / run.seconds:.0%}, artifacts "
-                  f"{run.spent_in('artifacts') / run.seconds:.0%}); submits take "
-                  f"{run.spent_in('submit') / bare.seconds:.2f}x the bare uploads")
-
-
-# -- main ------------------------------------------------------------------------------------
+def _sqlite_url(scratch: Path) -> Iterator[str]:
+    yield str(scratch / "journal.sqlite3")
 
 
 @contextlib.contextmanager
-def journal_factory(kind: str) -> Iterator[tuple[JournalFactory, str]]:
-    if kind == "sqlite":
-        yield sqlite_journal, "SQLite (WAL, one file per run)"
+def journals(names: list[str]) -> Iterator[list[Journal]]:
+    chosen = []
+    if "sqlite" in names:
+        chosen.append(Journal("sqlite", "SQLite journal (WAL, a fresh file per run)", _sqlite_url,
+                              paths.sqlite_journal))
+    if "postgres" not in names:
+        yield chosen
         return
-    import journal as journal_bench  # noqa: PLC0415 (benchmarks/journal.py, on sys.path here)
+    sys.path.insert(0, str(TESTS))
+    import psycopg  # noqa: PLC0415
+    from psycopg import sql  # noqa: PLC0415
 
     from dpone.journal.postgres import PostgresJournal  # noqa: PLC0415
+    from support.postgres_cluster import ThrowawayCluster  # noqa: PLC0415
 
-    with journal_bench.postgres_server(None) as (dsn, origin):
+    with ThrowawayCluster(fsync=True) as cluster:
+        @contextlib.contextmanager
+        def schema_url(_scratch: Path) -> Iterator[str]:
+            schema = "bench_" + secrets.token_hex(6)
+            with psycopg.connect(cluster.dsn, autocommit=True) as admin:
+                admin.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+            try:
+                yield f"{cluster.dsn}?options={quote(f'-c search_path={schema},public')}"
+            finally:
+                with psycopg.connect(cluster.dsn, autocommit=True) as admin:
+                    admin.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(
+                        sql.Identifier(schema)))
 
         @contextlib.contextmanager
-        def postgres_journal(_scratch: Path, environment_id: str) -> Iterator[DeliveryJournalPort]:
-            with journal_bench.fresh_schema(dsn) as scoped:
-                journal = PostgresJournal(scoped, environment_id=environment_id,
-                                          require_durability=False)
+        def postgres_journal(scratch: Path, environment_id: str) -> Iterator[DeliveryJournalPort]:
+            with schema_url(scratch) as url:
+                journal = PostgresJournal(url, environment_id=environment_id)
                 try:
                     journal.migrate()
                     yield journal
                 finally:
                     journal.close()
 
-        yield postgres_journal, f"PostgreSQL, fresh schema per run, {origin}"
+        with psycopg.connect(cluster.dsn) as probe:
+            settings = [str(probe.execute(f"SHOW {name}").fetchone()[0])  # type: ignore[index]
+                        for name in ("server_version", "fsync", "synchronous_commit")]
+        chosen.append(Journal("postgres", f"PostgreSQL {settings[0].split()[0]} journal (fsync="
+                              f"{settings[1]}, synchronous_commit={settings[2]}, a fresh schema "
+                              "per run)", schema_url, postgres_journal))
+        yield chosen
 
 
-def split_scopes(sealed: Sealed) -> int:
-    """Scopes (days) whose rows the planner split over several sibling children."""
-    scopes = [(c.descriptor.scope_from, c.descriptor.scope_to) for c in sealed.topology.children]
-    return sum(1 for scope in set(scopes) if scopes.count(scope) > 1)
+@dataclass
+class Scenario:
+    name: str
+    workload: Path
+    resource: str
+    plan: RestDeliveryPlan
+    topology: SealedTopology
+    sealed_root: Path
+    sealing: Sealing
+    bodies: paths.Bodies | None = None
 
 
-def print_sealing(sealed: list[Sealed]) -> None:
-    print("\n== sealing (not part of the delivery figures)")
-    for item in sealed:
-        sizes = [child.request.content_length for child in item.topology.children]
-        print(f"{item.name:<20} {item.rows:>9,} rows: freeze {item.freeze_s:5.2f} s, seal "
-              f"{item.seal_s:5.2f} s; {len(sizes)} children ({split_scopes(item)} days split "
-              f"over several), {item.wire_bytes / MB:.1f} MB on the wire (bodies "
-              f"{min(sizes) / MB:.2f}..{max(sizes) / MB:.2f} MB)")
+def seal(name: str, registry: Path, scratch: Path) -> Scenario:
+    """Compile and seal the scenario's workload in this process (the bare upload's topology and
+    the in-process run's input; the CLI seals its own, checked equal by digest)."""
+    workload_name, resource = data.WORKLOADS[name]
+    workload = registry / "workloads" / f"{workload_name}.yaml"
+    compiled = compile_workload(workload, registry)
+    root = scratch / f"sealed-{name}"
+    frozen_at: list[float] = []
+    start = time.perf_counter()
+    sealed = seal_boundary(compiled.plan, compiled.digest, LocalArtifactStore(root),
+                           registry_root=registry, interval_start=data.INTERVAL[0],
+                           interval_end=data.INTERVAL[1],
+                           on_frozen=lambda _parent: frozen_at.append(time.perf_counter()))
+    end = time.perf_counter()
+    topology = sealed.topology
+    wire = sum(child.request.content_length for child in topology.children)
+    return Scenario(name, workload, resource, compiled.plan, topology, root,
+                    Sealing(topology.total_rows, len(topology.children), wire,
+                            frozen_at[0] - start, end - frozen_at[0]))
 
 
-def measure(scenarios: list[Scenario], repeat: int, token: str, open_journal: JournalFactory,
-            scratch: Path) -> list[Result]:
-    results = []
-    for scenario in scenarios:
-        bodies = bare_requests(scenario.sealed)
-        limit = scenario.receiver.config.max_decoded_bytes
-        result = Result(scenario, [], [])
-        for index in range(repeat):
-            result.parse_s.append(receiver_parse_s(bodies, limit))
-            result.bare.append(bare_upload(scenario, bodies, token))
-            result.e2e.append(supervised(scenario, open_journal,
-                                         scratch / f"run-{scenario.name}-{index}"))
-        print(f"  {scenario.name}: {repeat} pair(s) in "
-              f"{sum(run.seconds for run in result.bare + result.e2e):.1f} s; receiver "
-              f"decoding alone {sum(result.parse_s):.1f} s", flush=True)
-        results.append(result)
-    return results
+class Bench:
+    def __init__(self, args: argparse.Namespace, scratch: Path, receiver: paths.Receiver,
+                 registry: Path, csv_file: Path, token: str, log: TextIO) -> None:
+        self.args, self.scratch, self.receiver = args, scratch, receiver
+        self.registry, self.csv_file, self.token, self.log = registry, csv_file, token, log
+
+    def say(self, text: str) -> None:
+        print(text, file=self.log, flush=True)
+
+    def one(self, path: str, scenario: Scenario, journal: Journal, scratch: Path) -> paths.Run:
+        self.receiver.reset()
+        rows, sealing = scenario.sealing.rows, scenario.sealing
+        if path == "dpone":
+            interval = (data.INTERVAL[0].isoformat(), data.INTERVAL[1].isoformat())
+            with journal.cli_url(scratch) as url:
+                run = paths.dpone_cli(scenario.workload, self.registry, interval, url, scratch,
+                                      self.token, rows, sealing.wire_bytes, sealing.children)
+            if scenario.bodies is None and "bare" in self.paths:
+                scenario.bodies = paths.sealed_bodies(scenario.plan, scenario.topology,
+                                                      scratch / "artifacts")
+        elif path == "naive":
+            run = paths.naive_client(scenario.name, self.csv_file, self.receiver.base_url,
+                                     scenario.resource, scratch, self.token)
+        elif path == "bare":
+            if scenario.bodies is None:
+                raise RuntimeError("the bare upload needs a dpone run's sealed bodies first")
+            run = paths.bare_upload(scenario.plan, scenario.bodies, self.receiver.base_url,
+                                    self.token, rows)
+        else:
+            run = paths.in_process(scenario.plan, scenario.topology, scenario.sealed_root,
+                                   journal.in_process, scratch, sealing.wire_bytes)
+        ledger = self.receiver.check(f"{scenario.name}/{journal.name}/{path}", run.rows)
+        run.ledger = {key: ledger[key] for key in ("rows_total", "duplicate_mutations")}
+        shutil.rmtree(scratch, ignore_errors=True)
+        return run
+
+    @property
+    def paths(self) -> list[str]:
+        return ["dpone", *(["naive"] if self.args.peer == "naive" else []), "bare"]
+
+    def measure(self, scenario: Scenario, journal: Journal) -> Result:
+        result = Result(scenario.name, journal.name, scenario.sealing)
+        for index in range(self.args.repeat):
+            order = self.paths[index % len(self.paths):] + self.paths[:index % len(self.paths)]
+            for path in [*order, "in-process"]:
+                scratch = self.scratch / f"run-{scenario.name}-{journal.name}-{index}-{path}"
+                run = self.one(path, scenario, journal, scratch)
+                result.runs.setdefault(path, []).append(run)
+                rss = "" if run.peak_rss_mb is None else f", peak RSS {run.peak_rss_mb:.0f} MB"
+                self.say(f"  [{scenario.name}/{journal.name}] repeat {index + 1}/"
+                         f"{self.args.repeat} {path:<10} {run.seconds:7.2f} s, "
+                         f"{run.rows / run.seconds:>9,.0f} rows/s{rss}")
+        return result
 
 
-def run(args: argparse.Namespace, scratch: Path, open_journal: JournalFactory,
-        journal_note: str) -> None:
+def run(args: argparse.Namespace, scratch: Path, log: TextIO) -> dict[str, Any]:
     token = secrets.token_urlsafe(24)
-    os.environ[TOKEN_ENV] = token
-    registry, generate_s = timed(lambda: write_registry(scratch / "registry", args.rows,
-                                                        args.seed))
-    csv_mb = (registry / "data" / "measurements.csv").stat().st_size / MB
-    print(f"== delivery benchmark: {args.rows:,} synthetic rows ({csv_mb:.1f} MB CSV, written "
-          f"in {generate_s:.1f} s) over [{INTERVAL[0]}, {INTERVAL[1]}); journal: "
-          f"{journal_note}; {args.repeat} bare/deliver pair(s) per scenario", flush=True)
-    sync = seal(registry, "measurements_sync", scratch / "sealed-sync")
-    jobs = seal(registry, "measurements_async", scratch / "sealed-async")
-    print_sealing([sync, jobs])
-    _, contract_s = timed(load_state_contract)
-    print(f"journal state contract loaded in {contract_s:.2f} s (once per process, "
-          "before the first journal call; kept out of the delivery figures)\n", flush=True)
-    config: dict[str, Any] = {"token": token, "retained_rows": 0}
-    with ReceiverThread(ReceiverConfig(processing_seconds=SHIPPED_PROCESSING_S, **config)) \
-            as shipped, ReceiverThread(ReceiverConfig(processing_seconds=0, **config)) as instant:
-        scenarios = [
-            Scenario("sync", sync, *pointed(sync.plan, shipped.base_url), shipped, "engine"),
-            Scenario("async shipped", jobs, *pointed(jobs.plan, shipped.base_url), shipped,
-                     "protocol"),
-            Scenario("async engine", jobs, *pointed(jobs.plan, instant.base_url,
-                                                    poll_interval_s=0), instant, "engine"),
-        ]
-        results = measure(scenarios, args.repeat, token, open_journal, scratch)
-    print("\n== throughput on loopback, median of the runs (MB = request body bytes on the "
-          "wire; overhead = deliver's time outside its submit sends, per child)")
-    print_throughput(results)
-    print("\n== where deliver's time goes: ms per child (calls per child), median run; "
-          "(bare) = the bare upload per child")
-    print_breakdown(results)
-    print("\n== journal and artifact calls: per child x ms per call, median run")
-    print_port_calls(results)
-    print("\n== bounds")
-    print_bounds(results)
+    os.environ[paths.TOKEN_ENV] = token  # the in-process deliver() resolves it like the CLI
+    csv_file = scratch / "measurements.csv"
+    start = time.perf_counter()
+    data.synthetic_csv(csv_file, args.rows, args.seed)
+    print(f"== delivery benchmark: {args.rows:,} rows ({csv_file.stat().st_size / MB:.1f} MB "
+          f"CSV, written in {time.perf_counter() - start:.1f} s) over {data.DAYS} business days "
+          f"[{data.INTERVAL[0]}, {data.INTERVAL[1]}); receiver: {args.receiver} (own process); "
+          f"{args.repeat} repeat(s)", file=log, flush=True)
+    scenarios_wanted = ["sync", "async"] if args.scenario == "both" else [args.scenario]
+    journal_names = ["sqlite", "postgres"] if args.journal == "both" else [args.journal]
+    receiver = paths.Receiver(args.receiver, token, scratch)
+    results: list[tuple[Result, str]] = []
+    try:
+        registry = data.write_registry(scratch / "registry", csv_file, receiver.base_url)
+        with journals(journal_names) as chosen:
+            bench = Bench(args, scratch, receiver, registry, csv_file, token, log)
+            for name in scenarios_wanted:
+                scenario = seal(name, registry, scratch)
+                s = scenario.sealing
+                bench.say(f"sealed {name} in this process: freeze {s.freeze_s:.2f} s, seal "
+                          f"{s.seal_s:.2f} s; {s.children} children, {s.wire_bytes / MB:.1f} MB")
+                for journal in chosen:
+                    results.append((bench.measure(scenario, journal), journal.note))
+                scenario.bodies = None
+                shutil.rmtree(scenario.sealed_root)
+    finally:
+        receiver.close()
+    cold = _coldstart.cold_start() if not args.skip_cold_start else None
+    lines: list[str] = []
+    for result, note in results:
+        lines += ["", *render(result, note, args.repeat)]
+    if cold is not None:
+        lines += ["", "== cold start", *_coldstart.render(cold)]
+    return {"schema": "dpone.benchmark.deliver.v1", "rows": args.rows, "days": data.DAYS,
+            "repeat": args.repeat, "receiver": args.receiver, "peer": args.peer,
+            "results": [result.to_json() for result, _ in results],
+            "cold_start": None if cold is None else cold.to_json(), "text": lines}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=300_000, help="synthetic rows (300,000)")
-    parser.add_argument("--repeat", type=int, default=3,
-                        help="bare/deliver pairs per scenario; medians are printed (3)")
-    parser.add_argument("--journal", choices=("sqlite", "postgres"), default="sqlite",
-                        help="sqlite (a file per run) or postgres (a throwaway fsync cluster, "
-                        "a fresh schema per run)")
+    parser.add_argument("--rows", type=int, default=100_000, help="synthetic rows (100,000)")
+    parser.add_argument("--repeat", type=int, default=3, help="repeats per path; medians (3)")
+    parser.add_argument("--scenario", choices=("sync", "async", "both"), default="both")
+    parser.add_argument("--journal", choices=("sqlite", "postgres", "both"), default="sqlite")
+    parser.add_argument("--peer", choices=("naive", "none"), default="naive")
+    parser.add_argument("--receiver", choices=("lines", "mock"), default="lines",
+                        help="lines: the row-counting receiver; mock: `dpone receiver serve` "
+                        "(parses every row)")
+    parser.add_argument("--skip-cold-start", action="store_true")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--output", type=Path, help="also write the JSON document here")
     parser.add_argument("--seed", type=int, default=SEED)
     args = parser.parse_args(argv)
     if args.repeat < 1 or args.rows < 1:
         parser.error("--rows and --repeat must be positive")
+    log = sys.stderr if args.format == "json" else sys.stdout
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="dpone-deliver-bench-") as temporary, \
-            journal_factory(args.journal) as (open_journal, journal_note):
+    with tempfile.TemporaryDirectory(prefix="dpone-deliver-bench-") as temporary:
         try:
-            run(args, Path(temporary), open_journal, journal_note)
-        except RuntimeError as exc:
-            print(f"\nbenchmark stopped: {exc}")
+            document = run(args, Path(temporary), log)
+        except (RuntimeError, DponeError) as exc:
+            print(f"\nbenchmark stopped: {exc}", file=log)
             return 1
-    print(f"\ntotal wall time {time.perf_counter() - started:.1f} s; the machine is shared: "
-          "compare the ratios to the bare upload, not absolute figures")
+    document["wall_s"] = round(time.perf_counter() - started, 1)
+    text = document.pop("text")
+    if args.output is not None:
+        args.output.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    if args.format == "json":
+        print(json.dumps(document, indent=2))
+    else:
+        print("\n".join(text))
+        print(f"\ntotal wall time {document['wall_s']:.1f} s; the machine is shared: compare "
+              "the ratios measured in one run, not absolute figures")
     return 0
 
 

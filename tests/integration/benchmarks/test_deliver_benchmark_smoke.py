@@ -1,11 +1,15 @@
-"""The delivery benchmark runs end to end on a small dataset (figures are not asserted).
+"""The delivery benchmark runs end to end on a small dataset; figures are never asserted.
 
-The script itself checks that every sealed row reached the receiver's ledger exactly once for
-each family and exits non-zero otherwise.
+It runs every path (dpone deliver, the naive client, the bare upload, the in-process run) for
+both scenarios on both journals against the row-counting receiver. The script itself stops
+non-zero when a run leaves the receiver with a row missing or applied twice; the test checks
+the same from its JSON document, and that every ratio and peak RSS is a number.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -13,13 +17,40 @@ from pathlib import Path
 import pytest
 
 BENCHMARK = Path(__file__).resolve().parents[3] / "benchmarks" / "deliver.py"
+ROWS = 12_000
+PATHS = {"dpone", "naive", "bare", "in-process"}
+
+
+def _positive(value: object) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value) and value > 0
 
 
 @pytest.mark.slow
-def test_delivery_benchmark_runs_and_prints_its_tables() -> None:
-    result = subprocess.run([sys.executable, str(BENCHMARK), "--rows", "20000", "--repeat", "1"],
-                            capture_output=True, text=True, timeout=600, check=False)
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    for header in ("== throughput", "== where deliver's time goes", "== bounds", "vs bare",
-                   "rows/s", "MB/s", "sync", "async shipped", "async engine"):
+def test_delivery_benchmark_runs_every_path_and_every_row_arrives_once(tmp_path: Path) -> None:
+    output = tmp_path / "deliver.json"
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARK), "--rows", str(ROWS), "--repeat", "1", "--journal",
+         "both", "--peer", "naive", "--output", str(output)],
+        capture_output=True, text=True, timeout=900, check=False)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    for header in ("sync NDJSON", "async CSV+gzip", "SQLite journal", "PostgreSQL", "dpone/naive",
+                   "dpone/bare", "ms/child", "rows/s", "MB/s", "peak RSS MB", "== cold start",
+                   "dpone delivery inspect --help"):
         assert header in result.stdout
+    document = json.loads(output.read_text())
+    assert {(r["scenario"], r["journal"]) for r in document["results"]} == {
+        ("sync", "sqlite"), ("sync", "postgres"), ("async", "sqlite"), ("async", "postgres")}
+    for entry in document["results"]:
+        assert entry["sealed"]["rows"] == ROWS
+        assert set(entry["runs"]) == PATHS
+        for path, runs in entry["runs"].items():
+            for run in runs:
+                assert run["receiver"] == {"rows_total": ROWS, "duplicate_mutations": 0}, path
+                assert run["rows"] == ROWS
+        for path in ("dpone", "naive"):
+            assert _positive(entry["median"][path]["peak_rss_mb"])
+        for ratio in ("dpone/naive", "dpone/bare"):
+            assert _positive(entry["ratios"][ratio]["median"])
+        assert _positive(entry["per_child_ms_in_process"]["journal"])
+    assert len(document["cold_start"]["importtime_top"]) == 10
+    assert all(_positive(wall["median"]) for wall in document["cold_start"]["wall_s"].values())

@@ -1,0 +1,127 @@
+"""The delivery benchmark's results: one table per scenario and journal, and the JSON document."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from _deliver_paths import Run
+
+MB = 1_000_000
+LABELS = {"sync": "sync NDJSON (10,000-row batches)",
+          "async": "async CSV+gzip jobs (poll interval 0, jobs complete at once)"}
+NOTES = {"dpone": "dpone deliver --wait: cold process (imports, freeze, seal, journal, send, "
+                  "verify)",
+         "naive": "requests + csv + json.dumps per row, no journal (subprocess)",
+         "bare": "httpx, the same sealed bodies from memory, nothing else (in-process)"}
+
+
+@dataclass
+class Sealing:
+    rows: int
+    children: int
+    wire_bytes: int
+    freeze_s: float
+    seal_s: float
+
+
+@dataclass
+class Result:
+    scenario: str
+    journal: str
+    sealing: Sealing
+    runs: dict[str, list[Run]] = field(default_factory=dict)
+
+    def median(self, path: str) -> Run | None:
+        runs = sorted(self.runs.get(path, []), key=lambda run: run.seconds)
+        return runs[(len(runs) - 1) // 2] if runs else None
+
+    def ratios(self, other: str) -> list[float]:
+        """dpone's rows/s over ``other``'s, per repeat (same dataset, so other s / dpone s)."""
+        pairs = zip(self.runs.get("dpone", []), self.runs.get(other, []), strict=False)
+        return [(dpone.rows / dpone.seconds) / (peer.rows / peer.seconds) for dpone, peer in pairs]
+
+    def ratio(self, other: str) -> float | None:
+        dpone, peer = self.median("dpone"), self.median(other)
+        if dpone is None or peer is None:
+            return None
+        return (dpone.rows / dpone.seconds) / (peer.rows / peer.seconds)
+
+    def per_child_ms(self, prefix: str) -> float | None:
+        """``prefix``'s median time per child over the in-process runs."""
+        runs = self.runs.get("in-process", [])
+        if not runs:
+            return None
+        return statistics.median(run.spent_in(prefix) for run in runs) / self.sealing.children \
+            * 1000
+
+    def to_json(self) -> dict[str, Any]:
+        medians = {path: run.to_json() for path in self.runs if (run := self.median(path))}
+        return {
+            "scenario": self.scenario, "journal": self.journal,
+            "sealed": {"rows": self.sealing.rows, "children": self.sealing.children,
+                       "wire_bytes": self.sealing.wire_bytes,
+                       "in_process_freeze_s": round(self.sealing.freeze_s, 3),
+                       "in_process_seal_s": round(self.sealing.seal_s, 3)},
+            "median": medians,
+            "runs": {path: [run.to_json() for run in runs] for path, runs in self.runs.items()},
+            "ratios": {f"dpone/{other}": {"median": _round(self.ratio(other)),
+                                           "per_repeat": [round(r, 3)
+                                                          for r in self.ratios(other)]}
+                       for other in ("naive", "bare") if other in self.runs},
+            "per_child_ms_in_process": {
+                part: _round(self.per_child_ms(part))
+                for part in ("journal", "artifacts", "submit", "poll")},
+        }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+def _spread(values: list[float]) -> str:
+    return f" (repeats {min(values):.2f}..{max(values):.2f})" if len(values) > 1 else ""
+
+
+def render(result: Result, journal_note: str, repeat: int) -> list[str]:
+    sealing = result.sealing
+    lines = [f"== {LABELS[result.scenario]}, {journal_note}: {sealing.rows:,} rows, "
+             f"{sealing.children} children, {sealing.wire_bytes / MB:.1f} MB sealed on the wire; "
+             f"median of {repeat}",
+             f"{'path':<6} {'s':>7} {'rows/s':>9} {'MB/s':>7} {'peak RSS MB':>11} "
+             f"{'requests':>8} {'dpone/x':>8}  what"]
+    for path in ("dpone", "naive", "bare"):
+        run = result.median(path)
+        if run is None:
+            continue
+        ratio = result.ratio(path) if path != "dpone" else None
+        rss = "-" if run.peak_rss_mb is None else f"{run.peak_rss_mb:.0f}"
+        lines.append(f"{path:<6} {run.seconds:>7.2f} {run.rows / run.seconds:>9,.0f} "
+                     f"{run.wire_bytes / MB / run.seconds:>7.1f} {rss:>11} {run.requests:>8} "
+                     f"{'' if ratio is None else f'{ratio:.2f}x':>8}  {NOTES[path]}")
+    for other in ("naive", "bare"):
+        if (ratio := result.ratio(other)) is not None:
+            lines.append(f"dpone/{other}: {ratio:.2f}x by rows/s{_spread(result.ratios(other))}")
+    run = result.median("in-process")
+    if (journal_ms := result.per_child_ms("journal")) is not None and run is not None:
+        n = sealing.children
+        lines.append(
+            f"journal: {journal_ms:.1f} ms/child ({run.calls_in('journal') / n:.0f} calls/child)"
+            f"; artifacts {result.per_child_ms('artifacts'):.1f} ms/child "
+            f"({run.calls_in('artifacts') / n:.0f} calls); submit "
+            f"{result.per_child_ms('submit'):.1f}, poll {result.per_child_ms('poll'):.1f} "
+            f"ms/child -- from a separate in-process deliver() with timing proxies on its ports "
+            f"(median {run.seconds:.2f} s, not the dpone row above)")
+        lines.append("  per call, median in-process run: " + port_calls(run, n))
+    return lines
+
+
+def port_calls(run: Run, children: int) -> str:
+    cells = []
+    for key in sorted(run.spent, key=lambda key: -run.spent[key]):
+        if key.startswith(("journal.", "artifacts.")):
+            calls = run.calls[key]
+            cells.append(f"{key} {calls / children:.2g}/child x "
+                         f"{run.spent[key] / calls * 1000:.2f} ms")
+    return "; ".join(cells)
