@@ -11,7 +11,9 @@ whose two profiles are changed only where the benchmark needs it:
 
 * ``mock.batch-ndjson@1``: ``max_rows`` and ``planning_rows`` 10,000 (10,000-row batches; a
   day is split into parts of 10,000 rows) and byte limits raised so that rows, not bytes, cut
-  the children;
+  the children; its rate certifies 4 remote-job slots (with its ``max_in_flight_children: 4``
+  and ``max_active_requests: 4``: four children in flight) and a submit rate the line-counting
+  receiver takes;
 * ``mock.dataset-jobs@1``: ``poll_interval_s: 0`` (the receiver finishes jobs at once).
 """
 
@@ -40,6 +42,10 @@ PROFILE_EDITS = {
         ("planning_decoded_bytes: 1500000", "planning_decoded_bytes: 12000000"),
         ("max_wire_bytes: 2000000", "max_wire_bytes: 16000000"),
         ("planning_wire_bytes: 1500000", "planning_wire_bytes: 12000000"),
+        ("rate: {submit_per_minute: 600, poll_per_minute: 1, max_active_requests: 4, "
+         "max_active_remote_jobs: 1}",
+         "rate: {submit_per_minute: 60000, poll_per_minute: 1, max_active_requests: 4, "
+         "max_active_remote_jobs: 4}"),
     ],
     "mock.dataset-jobs@1.yaml": [("poll_interval_s: 2", "poll_interval_s: 0")],
 }
