@@ -36,8 +36,6 @@ from dpone.cli._table import text_table
 from dpone.cli.delivery._causes import likely_cause
 from dpone.cli.delivery._report import child_rows, render_table
 from dpone.cli.delivery._verification_basis import verification_basis, verification_text
-from dpone.cli.delivery.delivery_list import list_command
-from dpone.cli.delivery.resume import resume_command
 from dpone.contracts import DponeError
 from dpone.contracts.documents import (
     AttemptSummary,
@@ -212,12 +210,7 @@ def _trail_text(document: DeliveryInspection) -> list[str]:
     return ["operator actions:", text_table(header, rows, ()), ""]
 
 
-@click.group()
-def delivery() -> None:
-    """List and inspect (read-only), reconcile and resume deliveries recorded in the journal."""
-
-
-@delivery.command()
+@click.command(name="inspect")
 @journal_options("Plan store searched first for the plan (for the profile's certified receipt "
                  "TTL); else the artifact store's published copy.")
 @FORMAT_OPTION
@@ -241,6 +234,3 @@ def inspect(operation_id: str, control: ControlPlaneArgs, fmt: str) -> None:
 
     run_guarded(fmt, body)
 
-
-delivery.add_command(resume_command)
-delivery.add_command(list_command)
