@@ -28,7 +28,6 @@ from dpone.cli._inputs import (
     DEFAULT_PLANS,
     ControlPlaneArgs,
 )
-from dpone.compiler import load_environment
 from dpone.contracts import DponeError, Location
 from dpone.contracts.binding import LeasePolicy
 
@@ -125,6 +124,8 @@ def resolve_control_plane(args: ControlPlaneArgs) -> ControlPlane:
             artifacts=args.artifacts or DEFAULT_ARTIFACTS,
             plans=args.plans or DEFAULT_PLANS)
     name = str(args.environment)
+    from dpone.compiler import load_environment  # noqa: PLC0415 - only when the file exists
+
     environment = load_environment(file, name, str(file))
     plane = environment.control_plane
     supplied: set[Locator] = set()

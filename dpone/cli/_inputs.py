@@ -2,7 +2,8 @@
 
 A workload path compiles on the fly and ``sha256:<hex>`` reads a stored plan; the artifact store
 is a directory, ``file://`` or ``s3://`` URL; the journal is a SQLite file (local development)
-or a ``postgresql://`` URL (production). Optional drivers are imported only when used.
+or a ``postgresql://`` URL (production). The compiler, the sealer and the journal adapters are
+imported only by the functions that use them, so a read-only command does not load them.
 """
 
 from __future__ import annotations
@@ -21,15 +22,14 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import click
 from pydantic import ValidationError
 
-from dpone.cli._progress import Progress
-from dpone.compiler import compile_workload
 from dpone.contracts import DponeError
 from dpone.contracts.journal import DeliveryJournalPort, DeliveryJournalView, ParentOperation
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ImmutableArtifactPort
-from dpone.executor.seal import SealedBoundary, seal_boundary
-from dpone.journal.sqlite import SqliteJournal
 from dpone.plans import read_plan, read_plan_bytes, read_published_plan, write_plan
+
+if TYPE_CHECKING:
+    from dpone.executor.seal import SealedBoundary
 
 PLAN_DIGEST_PREFIX = "sha256:"
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
@@ -193,6 +193,8 @@ def sealed_boundary(plan: RestDeliveryPlan, plan_digest: str, registry: Path,
     """Freeze the boundary and seal every child (:func:`~dpone.executor.seal.seal_boundary`),
     with progress on stderr. A PostgreSQL source is read through the DSN its connection ref
     names in this process's environment (``DPONE_CONN_<REF>_DSN`` or ``_DSN_FILE``)."""
+    from dpone.cli._progress import Progress  # noqa: PLC0415 - only commands that seal
+    from dpone.executor.seal import seal_boundary  # noqa: PLC0415 - only commands that seal
     from dpone.executor.source import source_dsn  # noqa: PLC0415 - only commands that seal
 
     dsn = source_dsn(plan.source)
@@ -223,6 +225,8 @@ def read_target_plan(target: str, registry: Path, plans: Path, *,
     if target.startswith(PLAN_DIGEST_PREFIX):
         data = read_plan_bytes(plans, target)
         return LoadedPlan(_parsed(json.loads(data), target), target, data)
+    from dpone.compiler import compile_workload  # noqa: PLC0415 - a stored plan needs no compiler
+
     compiled = compile_workload(Path(target), registry, workload_display=target,
                                 registry_display=str(registry))
     if persist:
@@ -317,6 +321,8 @@ def open_journal(url: str, *, environment_id: str, tier: str = "development",
         raise DponeError(code="journal.unavailable",
                          message=f"cannot create the journal directory {path.parent}: "
                          f"{error.strerror}") from error
+    from dpone.journal.sqlite import SqliteJournal  # noqa: PLC0415 - one adapter per URL
+
     sqlite = SqliteJournal(path, environment_id=environment_id)
     if migrate:
         sqlite.migrate()

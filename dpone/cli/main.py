@@ -1,4 +1,8 @@
-"""The `dpone` console entry point: a click group that wires the subcommands."""
+"""The `dpone` console entry point: a click group that wires the subcommands.
+
+Each subcommand's module is imported only when it runs (:mod:`dpone.cli._lazy`): `dpone --help`
+and `dpone delivery inspect` do not load the compiler, the sealer or the transport.
+"""
 
 from __future__ import annotations
 
@@ -10,18 +14,41 @@ from typing import Any
 import click
 
 from dpone import __version__
+from dpone.cli._lazy import LazyGroup
 from dpone.cli._output import JSON_REQUESTED, failures_rendered, wants_json
-from dpone.cli.admin import admin
-from dpone.cli.compile import check, plan
-from dpone.cli.delivery.deliver import deliver_command
-from dpone.cli.delivery.inspect import delivery
-from dpone.cli.delivery.reconcile import reconcile_command
-from dpone.cli.docs import docs
-from dpone.cli.receiver import receiver
-from dpone.cli.seal import seal
+
+# (name, module:attribute, the first paragraph of its help): a listing shows the summary without
+# importing the module; tests/unit/cli/test_cli_lazy_commands.py keeps it equal to the command's.
+COMMANDS = (
+    ("admin", "dpone.cli.admin:admin",
+     "Platform administration of an environment's journal (audited)."),
+    ("check", "dpone.cli.compile:check",
+     "Validate WORKLOAD against the registry offline and show what it compiles to."),
+    ("deliver", "dpone.cli.delivery.deliver:deliver_command",
+     "Deliver [--interval-start, --interval-end) through the plan's operation profile."),
+    ("docs", "dpone.cli.docs:docs",
+     "Design contract validation and generated reference documentation."),
+    ("plan", "dpone.cli.compile:plan",
+     "Compile WORKLOAD into a content-addressed dpone.rest_delivery_plan.v1."),
+    ("receiver", "dpone.cli.receiver:receiver",
+     "The local mock receiver used by the tutorial, the demo and the tests."),
+    ("seal", "dpone.cli.seal:seal",
+     "Freeze [--interval-start, --interval-end), plan its children and seal every payload."),
+)
+DELIVERY_COMMANDS = (
+    ("inspect", "dpone.cli.delivery.inspect:inspect",
+     "Show every axis, the frontier, artifact ids, receipt age, allowed next actions and the "
+     "operator actions recorded (read-only: takes no lease, writes nothing)."),
+    ("list", "dpone.cli.delivery.delivery_list:list_command",
+     "List the deliveries in a journal, newest first (read-only)."),
+    ("reconcile", "dpone.cli.delivery.reconcile:reconcile_command",
+     "Prove one child's unknown or partial remote effect and record it (audited)."),
+    ("resume", "dpone.cli.delivery.resume:resume_command",
+     "Continue an admitted delivery from its journal, stored plan and sealed payloads."),
+)
 
 
-class DponeGroup(click.Group):
+class DponeGroup(LazyGroup):
     """The top-level group: every failure that escapes a command, including click's own usage
     errors, is rendered once here (see :func:`failures_rendered`), never as a traceback; with
     ``NO_COLOR`` set, nothing is coloured."""
@@ -54,15 +81,16 @@ def cli() -> None:
     """dpone: governed REST bulk delivery."""
 
 
-cli.add_command(check)
-cli.add_command(plan)
-cli.add_command(seal)
-cli.add_command(deliver_command)
-delivery.add_command(reconcile_command)
+@click.group(cls=LazyGroup)
+def delivery() -> None:
+    """List and inspect (read-only), reconcile and resume deliveries recorded in the journal."""
+
+
+for _name, _target, _summary in COMMANDS:
+    cli.add_lazy(_name, _target, _summary)
 cli.add_command(delivery)
-cli.add_command(docs)
-cli.add_command(receiver)
-cli.add_command(admin)
+for _name, _target, _summary in DELIVERY_COMMANDS:
+    delivery.add_lazy(_name, _target, _summary)
 
 
 def main() -> None:

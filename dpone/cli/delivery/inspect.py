@@ -36,8 +36,6 @@ from dpone.cli._table import text_table
 from dpone.cli.delivery._causes import likely_cause
 from dpone.cli.delivery._report import child_rows, render_table
 from dpone.cli.delivery._verification_basis import verification_basis, verification_text
-from dpone.cli.delivery.delivery_list import list_command
-from dpone.cli.delivery.resume import resume_command
 from dpone.contracts import DponeError
 from dpone.contracts.documents import (
     AttemptSummary,
@@ -50,7 +48,6 @@ from dpone.contracts.documents import (
 )
 from dpone.contracts.journal import ChildOperation, DeliveryJournalView, ParentOperation
 from dpone.contracts.plan import RestDeliveryPlan
-from dpone.executor.seal import payload_filename
 from dpone.executor.supervisor import allowed_actions, finished
 
 MAX_SHOWN_OBSERVATIONS = 8
@@ -95,6 +92,16 @@ def _receipt_clock(child: ChildOperation, attempts: Sequence[Mapping[str, Any]],
     return clock
 
 
+def _payload_filename(plan: RestDeliveryPlan, child: ChildOperation) -> str | None:
+    """The filename the child's payload is sent under; only a multipart body has one, and only
+    then is the sealer (with its codecs) imported."""
+    if plan.profile.snapshot.request.body.type != "multipart_file":
+        return None
+    from dpone.executor.seal import payload_filename  # noqa: PLC0415 - see the docstring
+
+    return payload_filename(plan, child.receiver_mutation_key)
+
+
 def _child(journal: DeliveryJournalView, child: ChildOperation, row: ChildRow, now: dt.datetime,
            plan: RestDeliveryPlan | None) -> InspectedChild:
     ttl = plan.profile.snapshot.timeouts.receipt_ttl_s if plan is not None else None
@@ -102,7 +109,7 @@ def _child(journal: DeliveryJournalView, child: ChildOperation, row: ChildRow, n
     observations = journal.list_observations(child.operation_id)
     optional: dict[str, Any] = _receipt_clock(child, attempts, now, ttl)
     if plan is not None:
-        optional["payload_filename"] = payload_filename(plan, child.receiver_mutation_key)
+        optional["payload_filename"] = _payload_filename(plan, child)
     cause = likely_cause(child, attempts)
     if cause is not None:
         optional["likely_cause"] = cause
@@ -212,12 +219,7 @@ def _trail_text(document: DeliveryInspection) -> list[str]:
     return ["operator actions:", text_table(header, rows, ()), ""]
 
 
-@click.group()
-def delivery() -> None:
-    """List and inspect (read-only), reconcile and resume deliveries recorded in the journal."""
-
-
-@delivery.command()
+@click.command(name="inspect")
 @journal_options("Plan store searched first for the plan (for the profile's certified receipt "
                  "TTL); else the artifact store's published copy.")
 @FORMAT_OPTION
@@ -241,6 +243,3 @@ def inspect(operation_id: str, control: ControlPlaneArgs, fmt: str) -> None:
 
     run_guarded(fmt, body)
 
-
-delivery.add_command(resume_command)
-delivery.add_command(list_command)

@@ -10,36 +10,43 @@ and its sealed payload documents alone; :func:`observe_receipt` is one read-only
 (an orchestrator's trigger).
 """
 
-from dpone.executor.supervisor._actions import (
-    ACTIONS,
-    DELIVERY_STATUSES,
-    allowed_actions,
-    awaits_operator,
-    delivery_status,
-    finished,
-    resume_step,
-)
-from dpone.executor.supervisor._admission import parent_admission, plan_tenancy
-from dpone.executor.supervisor._context import RetryWait
-from dpone.executor.supervisor._deliver import check_profile, deliver, deliver_sync
-from dpone.executor.supervisor._heartbeat import Heartbeat
-from dpone.executor.supervisor._job_status import (
-    JobStatus,
-    classify_status,
-    echo_matches,
-    expected_echo,
-    phase_of,
-)
-from dpone.executor.supervisor._receipt import observe_receipt
-from dpone.executor.supervisor._request import outbound_request, poll_request
-from dpone.executor.supervisor._results import (
-    ChildReceipt,
-    DeliveryBlocked,
-    DeliveryCompleted,
-    DeliveryPending,
-    DeliveryResult,
-)
-from dpone.executor.supervisor._resume import resume, sealed_children
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dpone.executor._exports import lazy_exports
+
+if TYPE_CHECKING:
+    from dpone.executor.supervisor._actions import (
+        ACTIONS,
+        DELIVERY_STATUSES,
+        allowed_actions,
+        awaits_operator,
+        delivery_status,
+        finished,
+        resume_step,
+    )
+    from dpone.executor.supervisor._admission import parent_admission, plan_tenancy
+    from dpone.executor.supervisor._context import RetryWait
+    from dpone.executor.supervisor._deliver import check_profile, deliver, deliver_sync
+    from dpone.executor.supervisor._heartbeat import Heartbeat
+    from dpone.executor.supervisor._job_status import (
+        JobStatus,
+        classify_status,
+        echo_matches,
+        expected_echo,
+        phase_of,
+    )
+    from dpone.executor.supervisor._receipt import observe_receipt
+    from dpone.executor.supervisor._request import outbound_request, poll_request
+    from dpone.executor.supervisor._results import (
+        ChildReceipt,
+        DeliveryBlocked,
+        DeliveryCompleted,
+        DeliveryPending,
+        DeliveryResult,
+    )
+    from dpone.executor.supervisor._resume import resume, sealed_children
 
 __all__ = [
     "ACTIONS",
@@ -72,3 +79,37 @@ __all__ = [
     "resume_step",
     "sealed_children",
 ]
+
+# Each name is imported from its module on first use (PEP 562): importing one piece of this
+# package does not load the libraries of the others.
+__getattr__ = lazy_exports(__name__, {
+    "ACTIONS": "_actions",
+    "DELIVERY_STATUSES": "_actions",
+    "allowed_actions": "_actions",
+    "awaits_operator": "_actions",
+    "delivery_status": "_actions",
+    "finished": "_actions",
+    "resume_step": "_actions",
+    "parent_admission": "_admission",
+    "plan_tenancy": "_admission",
+    "RetryWait": "_context",
+    "check_profile": "_deliver",
+    "deliver": "_deliver",
+    "deliver_sync": "_deliver",
+    "Heartbeat": "_heartbeat",
+    "JobStatus": "_job_status",
+    "classify_status": "_job_status",
+    "echo_matches": "_job_status",
+    "expected_echo": "_job_status",
+    "phase_of": "_job_status",
+    "observe_receipt": "_receipt",
+    "outbound_request": "_request",
+    "poll_request": "_request",
+    "ChildReceipt": "_results",
+    "DeliveryBlocked": "_results",
+    "DeliveryCompleted": "_results",
+    "DeliveryPending": "_results",
+    "DeliveryResult": "_results",
+    "resume": "_resume",
+    "sealed_children": "_resume",
+})

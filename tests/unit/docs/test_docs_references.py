@@ -54,7 +54,7 @@ def _check_command(line: str) -> list[str]:
     while isinstance(command, click.Group) and words and not words[0].startswith("-"):
         if words[0] == "...":
             return problems
-        sub = command.commands.get(words[0])
+        sub = command.get_command(click.Context(command), words[0])  # imports a lazy command
         if sub is None:
             return [f"{line!r}: no command {words[0]!r}"]
         command, words = sub, words[1:]
