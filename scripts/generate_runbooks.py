@@ -37,6 +37,7 @@ _VOLATILE = re.compile(
     r"|(?P<run>(?<=job-)[0-9a-f]{8}(?=-))"
     r"|(?P<age>\b\d+(?:\.\d+)?\s?(?:s|m|h|d|ms)\b)"
     r"|(?P<token>runbook-\d+-token)")
+_STILL_RUNNING = re.compile(r" waiting phase=(?:pending|running)\b")
 TIMEOUT_S = 300
 
 
@@ -65,8 +66,11 @@ def normalized(text: str) -> str:
         return f"<{match.lastgroup}>"
 
     # Table columns realign when a value's width changes (an age of 9s or 10s): compare words.
-    # A poll that found a job still running adds one more identical progress line: keep one.
-    lines = [" ".join(line.split()) for line in _VOLATILE.sub(placeholder, text).splitlines()]
+    # How many polls find a job still pending or running depends on the machine's pace (on a
+    # loaded machine the first poll may already find it complete): those lines are not compared.
+    # A repeated progress line (a retried poll, say) is kept once.
+    lines = [" ".join(line.split()) for line in _VOLATILE.sub(placeholder, text).splitlines()
+             if not _STILL_RUNNING.search(line)]
     return "\n".join(line for n, line in enumerate(lines) if n == 0 or line != lines[n - 1])
 
 

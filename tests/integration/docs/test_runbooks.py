@@ -52,3 +52,12 @@ def test_the_check_catches_a_drifted_walkthrough() -> None:
     assert GENERATOR.normalized(shown) != GENERATOR.normalized(shown.replace("630", "629"))
     assert GENERATOR.normalized("op_v1_" + "a" * 64 + " at 2026-12-01T17:07:26Z age 9s") == (
         GENERATOR.normalized("op_v1_" + "b" * 64 + " at 2026-12-02T01:00:00Z age 10s"))
+
+
+def test_polls_that_found_a_job_still_running_are_not_compared() -> None:
+    """On a loaded machine the first poll may already find the job complete."""
+    quick = "  child 1/2 verifying_succeeded phase=complete job-0a0b0c0d-000001\n"
+    slow = ("  child 1/2 waiting phase=running job-0a0b0c0d-000001\n"
+            "  child 1/2 waiting phase=running job-0a0b0c0d-000001\n" + quick)
+    assert GENERATOR.normalized(slow) == GENERATOR.normalized(quick)
+    assert GENERATOR.normalized(quick) != GENERATOR.normalized(quick.replace("complete", "failed"))
