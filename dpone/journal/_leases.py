@@ -1,20 +1,55 @@
 """Lease authority: acquiring a lease by the database clock, and checking a held one.
 
 A lease is for one operation and one kind; ``live_lease`` rereads it in the transaction that
-relies on it. After SUBMITTING only the mutation lease that entered the latest attempt may
-record its outcome or replay it (``check_submit_holder``).
+relies on it. A ``LeaseClaim`` is a lease held for one transaction only (``holding``: taken at
+its start, released before its commit). After SUBMITTING only the mutation lease that entered
+the latest attempt may record its outcome or replay it (``check_submit_holder``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Collection
+from collections.abc import Callable, Collection
+from typing import Final, TypeVar
 
 from dpone.contracts._errors import DponeError
-from dpone.contracts.journal import Lease, LeaseKindName, Tenancy
+from dpone.contracts.journal import Lease, LeaseClaim, LeaseKindName, Tenancy
+from dpone.journal._environment import environment
 from dpone.journal._rows import AttemptRow, ChildRow, LeaseRow
 from dpone.journal._unit import UnitOfWork
+
+_T = TypeVar("_T")
+
+LEASE_KINDS: Final = frozenset({"mutation", "observation", "checkpoint", "operator"})
+MAX_LEASE_TTL_SECONDS: Final = 86_400
+
+
+def check_lease_request(operation_id: str, kind: str, holder: str, ttl_seconds: int) -> None:
+    """A lease needs a known kind, a holder and a TTL of 1..``MAX_LEASE_TTL_SECONDS``."""
+    if kind not in LEASE_KINDS or not 0 < ttl_seconds <= MAX_LEASE_TTL_SECONDS or not holder:
+        raise DponeError(code="journal.illegal_transition", operation_id=operation_id,
+                         message="a lease needs a known kind, a holder and a TTL in "
+                         f"1..{MAX_LEASE_TTL_SECONDS} seconds")
+
+
+def holding(tx: UnitOfWork, lease: Lease | LeaseClaim, work: Callable[[Lease], _T]) -> _T:
+    """``work`` under ``lease``: a held lease as it is, a claim taken here (refused while another
+    holder's lease is live) and released once ``work`` is done, in this same transaction."""
+    if isinstance(lease, Lease):
+        return work(lease)
+    check_lease_request(lease.operation_id, lease.kind, lease.holder, lease.ttl_seconds)
+    held = acquire(tx, lease.operation_id, lease.kind, lease.holder, lease.ttl_seconds,
+                   environment(tx).journal_epoch)
+    result = work(held)
+    release(tx, held)
+    return result
+
+
+def release(tx: UnitOfWork, lease: Lease) -> None:
+    """Give ``lease`` up (a no-op once it was taken over)."""
+    tx.run("release_lease", operation_id=lease.operation_id, kind=lease.kind,
+           holder=lease.holder, token=lease.token)
 
 
 def check_lease_identity(lease: Lease, operation_id: str, kinds: Collection[str]) -> None:
