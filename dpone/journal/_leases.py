@@ -33,17 +33,30 @@ def check_lease_request(operation_id: str, kind: str, holder: str, ttl_seconds: 
                          f"1..{MAX_LEASE_TTL_SECONDS} seconds")
 
 
-def holding(tx: UnitOfWork, lease: Lease | LeaseClaim, work: Callable[[Lease], _T]) -> _T:
+def holding(tx: UnitOfWork, lease: Lease | LeaseClaim,
+            work: Callable[[Lease, int | None], _T]) -> _T:
     """``work`` under ``lease``: a held lease as it is, a claim taken here (refused while another
-    holder's lease is live) and released once ``work`` is done, in this same transaction."""
+    holder's lease is live) and released once ``work`` is done, in this same transaction.
+
+    ``work`` receives the lease and, for a claim, the journal epoch it was taken under: a lease
+    this transaction took is live until it commits, so it is not read again (``granted_epoch``).
+    The work reads its operation and refuses a missing one, which rolls the lease back.
+    """
     if isinstance(lease, Lease):
-        return work(lease)
+        return work(lease, None)
     check_lease_request(lease.operation_id, lease.kind, lease.holder, lease.ttl_seconds)
-    held = acquire(tx, lease.operation_id, lease.kind, lease.holder, lease.ttl_seconds,
-                   environment(tx).journal_epoch)
-    result = work(held)
+    epoch = environment(tx).journal_epoch
+    held = acquire(tx, lease.operation_id, lease.kind, lease.holder, lease.ttl_seconds, epoch,
+                   known=True)
+    result = work(held, epoch)
     release(tx, held)
     return result
+
+
+def granted_epoch(tx: UnitOfWork, lease: Lease, taken_epoch: int | None) -> int:
+    """The journal epoch ``lease`` was granted under: ``taken_epoch`` when this transaction took
+    it, else read from the stored lease, which must still be live (``live_lease``)."""
+    return taken_epoch if taken_epoch is not None else live_lease(tx, lease).journal_epoch
 
 
 def release(tx: UnitOfWork, lease: Lease) -> None:
@@ -73,9 +86,13 @@ def live_lease(tx: UnitOfWork, lease: Lease) -> LeaseRow:
 
 
 def acquire(tx: UnitOfWork, operation_id: str, kind: LeaseKindName, holder: str,
-            ttl_seconds: int, journal_epoch: int) -> Lease:
-    """Take (or take over an expired or older-epoch) lease; a live one held by another refuses."""
-    if tx.one("operation_exists", operation_id=operation_id) is None:
+            ttl_seconds: int, journal_epoch: int, *, known: bool = False) -> Lease:
+    """Take (or take over an expired or older-epoch) lease; a live one held by another refuses.
+
+    ``known``: the caller reads the operation in this transaction and refuses a missing one, so
+    its existence is not checked here first.
+    """
+    if not known and tx.one("operation_exists", operation_id=operation_id) is None:
         raise DponeError(code="journal.not_found", operation_id=operation_id,
                          message=f"no operation {operation_id} in this environment")
     row = tx.one("acquire_lease", operation_id=operation_id, kind=kind, holder=holder,

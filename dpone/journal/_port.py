@@ -211,8 +211,8 @@ class JournalBase(ABC):
                    lease: Lease | LeaseClaim) -> ChildOperation:
         contract = self.contract
         return self._run(lambda tx: holding(
-            tx, lease, lambda held: transition.transition(tx, contract, request, held)),
-            "critical")
+            tx, lease, lambda held, taken: transition.transition(
+                tx, contract, request, held, taken_epoch=taken)), "critical")
 
     def reconcile(self, request: ReconcileRequest, lease: Lease) -> ChildOperation:
         contract = self.contract
@@ -222,7 +222,8 @@ class JournalBase(ABC):
     def promote_frontier(self, parent_id: str, lease: Lease | LeaseClaim) -> int:
         contract = self.contract
         return self._run(lambda tx: holding(
-            tx, lease, lambda held: promote.promote(tx, contract, parent_id, held)), "critical")
+            tx, lease, lambda held, taken: promote.promote(
+                tx, contract, parent_id, held, taken_epoch=taken)), "critical")
 
     def repair_reservation(self, attempt_id: str, *, actor: str = "journal.repair") -> bool:
         """Release an orphan capacity reservation; True when it was released."""

@@ -15,7 +15,7 @@ from dpone.contracts.journal import Lease, empty_input_outcome
 from dpone.contracts.state import Fact, StateContract, TriggerKind
 from dpone.journal._cas import apply_decision, guarded
 from dpone.journal._environment import environment
-from dpone.journal._leases import check_lease_identity, live_lease
+from dpone.journal._leases import check_lease_identity, granted_epoch
 from dpone.journal._lookup import children, require_parent
 from dpone.journal._rows import ChildRow
 from dpone.journal._unit import UnitOfWork
@@ -62,11 +62,15 @@ def _promote_run(tx: UnitOfWork, contract: StateContract, batch: list[ChildRow],
     return frontier
 
 
-def promote(tx: UnitOfWork, contract: StateContract, parent_id: str, lease: Lease) -> int:
-    """Promote the contiguous run of checkpoint-ready children after the frontier."""
+def promote(tx: UnitOfWork, contract: StateContract, parent_id: str, lease: Lease, *,
+            taken_epoch: int | None = None) -> int:
+    """Promote the contiguous run of checkpoint-ready children after the frontier.
+
+    ``taken_epoch``: this transaction took ``lease`` itself under that journal epoch.
+    """
     check_lease_identity(lease, parent_id, {"checkpoint"})
-    lease_epoch = live_lease(tx, lease).journal_epoch
-    epoch = environment(tx).journal_epoch
+    lease_epoch = granted_epoch(tx, lease, taken_epoch)
+    epoch = taken_epoch if taken_epoch is not None else environment(tx).journal_epoch
     frontier = require_parent(tx, parent_id, lock=True).checkpoint_frontier
     size = FIRST_PROMOTION_BATCH
     while True:

@@ -35,7 +35,7 @@ from dpone.journal._leases import acquire, check_lease_identity, check_submit_ho
 from dpone.journal._lookup import fence_refusal, require_child, require_parent
 from dpone.journal._marker import check_binding, marker_document, marker_key
 from dpone.journal._models import child_model
-from dpone.journal._rows import ChildRow, ParentRow
+from dpone.journal._rows import ChildRow, EnvironmentRow, ParentRow
 from dpone.journal._unit import UnitOfWork
 
 SUBMIT_TRANSITIONS: Final[Mapping[str, Transition]] = {
@@ -93,27 +93,29 @@ def begin_attempt(tx: UnitOfWork, operation_id: str, holder: str,
                   ttl_seconds: int) -> SubmitLease:
     """Take the mutation lease; plan the next attempt now when the child is due: a first
     attempt, a resubmit, or a retry whose delay has elapsed by the database clock."""
-    lease = acquire(tx, operation_id, "mutation", holder, ttl_seconds,
-                    environment(tx).journal_epoch)
-    row = require_child(tx, operation_id)
+    current = environment(tx)
+    lease = acquire(tx, operation_id, "mutation", holder, ttl_seconds, current.journal_epoch,
+                    known=True)
+    row = require_child(tx, operation_id)  # a missing child refuses: the lease rolls back
     due = row.state_name in SUBMIT_TRANSITIONS and (
         row.state_name != StateName.RETRY_WAIT or row.next_check_after is None
         or row.next_check_after <= tx.now())
-    return SubmitLease(lease=lease, attempt=_planned(tx, row, lease) if due else None)
+    return SubmitLease(lease=lease, attempt=_planned(tx, row, lease, current) if due else None)
 
 
 def plan_attempt(tx: UnitOfWork, operation_id: str, lease: Lease) -> AttemptPlan:
     check_lease_identity(lease, operation_id, {"mutation"})
     live_lease(tx, lease)
-    return _planned(tx, require_child(tx, operation_id), lease)
+    return _planned(tx, require_child(tx, operation_id), lease, environment(tx))
 
 
-def _planned(tx: UnitOfWork, row: ChildRow, lease: Lease) -> AttemptPlan:
-    """The next attempt of ``row`` under the live mutation ``lease``."""
+def _planned(tx: UnitOfWork, row: ChildRow, lease: Lease,
+             current: EnvironmentRow) -> AttemptPlan:
+    """The next attempt of ``row`` under the live mutation ``lease`` in the ``current``
+    environment (read in this transaction)."""
     operation_id = row.operation_id
     submittable(row, row.revision)
     check_submit_holder(tx, row, lease)  # a replay is planned only by the submitting lease
-    current = environment(tx)
     if current.mutation_gate != "OPEN":
         # Refused before any MAY_ATTEMPT marker exists: a marker planned now would bind this
         # epoch, and the epoch changes when the gate reopens.
