@@ -1,7 +1,7 @@
 """Per-child cost of the journal and of the artifact writes in a synchronous delivery.
 
 Run: ``.venv/bin/python benchmarks/child_overhead.py [--rows-per-child N] [--repeat K]
-[--journal sqlite|postgres|both]`` (default 16 rows per child, about 200 children, 3 repeats,
+[--journal sqlite|postgres|both] [--dsn DSN]`` (default 16 rows per child, about 200 children, 3 repeats,
 both dialects; about a minute on 2 cores).
 
 Writes a scratch copy of the example registry whose synchronous NDJSON profile
@@ -17,11 +17,12 @@ call = one transaction = one commit), with their statements (``Tx`` of each dial
 calls and are not counted: they are part of its transactions).
 
 PostgreSQL runs on a throwaway cluster with fsync on and ``synchronous_commit`` at its default
-(on), a fresh schema per run; SQLite on a file in WAL mode with ``synchronous=FULL`` (the
-journal's own setting). The report gives, per dialect and median run: ms per child spent in
-journal calls and in artifact calls, transactions per child by kind (``write``: leases and
-attempt planning; ``critical``: admission, SUBMITTING, transitions, promotion; ``read``),
-statements per child, artifact writes and ``os.fsync`` calls per child. The machine is shared
+(on), or on the server ``--dsn`` names, a fresh schema per run; SQLite on a file in WAL mode,
+every critical commit synced (``synchronous=FULL``: the journal's own setting). The report
+gives, per dialect and median run: ms per child spent in journal calls and in artifact calls,
+transactions per child by kind (``write``: leases and attempt planning; ``critical``:
+admission, SUBMITTING, transitions, promotion; ``read``), statements per child, artifact writes
+and ``os.fsync`` calls per child. The machine is shared
 and noisy: the counts are exact, the times are not (compare runs of one invocation).
 """
 
@@ -189,13 +190,14 @@ def sqlite_journal(scratch: Path, environment_id: str) -> Iterator[Any]:
 
 
 @contextlib.contextmanager
-def postgres_factory() -> Iterator[tuple[JournalFactory, str]]:
+def postgres_factory(server: str | None = None) -> Iterator[tuple[JournalFactory, str]]:
+    """A fresh schema per run on ``server`` (a DSN), or on a throwaway cluster with fsync on."""
     sys.path.insert(0, str(BENCHMARKS))
     import journal as journal_bench  # noqa: PLC0415 (benchmarks/journal.py)
 
     from dpone.journal.postgres import PostgresJournal  # noqa: PLC0415
 
-    with journal_bench.postgres_server(None) as (dsn, origin):
+    with journal_bench.postgres_server(server) as (dsn, origin):
 
         @contextlib.contextmanager
         def postgres_journal(_scratch: Path, environment_id: str) -> Iterator[Any]:
@@ -279,6 +281,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the profile's max_rows in the scratch registry (16)")
     parser.add_argument("--repeat", type=int, default=3, help="deliveries per dialect (3)")
     parser.add_argument("--journal", choices=(*DIALECTS, "both"), default="both")
+    parser.add_argument("--dsn", help="an existing PostgreSQL server (default: a throwaway "
+                        "cluster with fsync on)")
     args = parser.parse_args(argv)
     if args.repeat < 1 or args.rows_per_child < 1:
         parser.error("--repeat and --rows-per-child must be positive")
@@ -300,9 +304,10 @@ def main(argv: list[str] | None = None) -> int:
         for dialect in dialects:
             factory: JournalFactory
             if dialect == "sqlite":
-                factory, note = sqlite_journal, "WAL, synchronous=FULL, a file per run"
+                factory, note = sqlite_journal, ("WAL, synchronous=FULL on critical commits, "
+                                                  "a file per run")
             else:
-                factory, origin = stack.enter_context(postgres_factory())
+                factory, origin = stack.enter_context(postgres_factory(args.dsn))
                 note = f"synchronous_commit on, fsync on, a schema per run, {origin}"
             runs = [delivered(sealed, plan, receiver, factory, scratch / f"{dialect}-{index}")
                     for index in range(args.repeat)]
