@@ -229,6 +229,22 @@ class Lease(StrictModel):
     expires_at: dt.datetime
 
 
+class LeaseClaim(StrictModel):
+    """A lease held for one journal transaction only, where a port method takes a ``Lease``.
+
+    The transaction takes the lease first (refused with ``journal.lease_held`` while another
+    holder's lease of that kind is live, exactly as ``acquire_lease``), does its work under it
+    and releases it before it commits: nothing of the lease outlives the transaction, so a step
+    that needs no I/O while it is held (a verification, a promotion) costs one transaction, not
+    three.
+    """
+
+    operation_id: str
+    kind: LeaseKindName
+    holder: str
+    ttl_seconds: Annotated[int, Field(ge=1)]
+
+
 MAY_ATTEMPT_MARKER_SCHEMA_ID = "dpone.may_attempt_marker.v1"
 
 
@@ -258,6 +274,16 @@ class AttemptPlan(StrictModel):
     attempt_id: str
     marker_key: str
     marker: dict[str, Any]
+
+
+class SubmitLease(StrictModel):
+    """A mutation lease taken to submit one child, and its next attempt planned in the same
+    transaction when the child is due now (a sealed child, a retry whose delay has elapsed by
+    the journal clock, a resubmit after a reconciliation); ``attempt`` is None otherwise (the
+    caller waits, then calls ``plan_attempt``)."""
+
+    lease: Lease
+    attempt: AttemptPlan | None
 
 
 class TransitionRequest(StrictModel):

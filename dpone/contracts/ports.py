@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         ChildOperation,
         DeliverySummary,
         Lease,
+        LeaseClaim,
         LeaseKindName,
         MutationGate,
         MutationGateStatus,
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
         ParentAdmission,
         ParentOperation,
         ReconcileRequest,
+        SubmitLease,
         Tenancy,
         TransitionRequest,
     )
@@ -144,6 +146,11 @@ class DeliveryJournalPort(DeliveryJournalView, Protocol):
         """Append one audit row ``operator_<command>`` (durably, in its own transaction)."""
         ...
 
+    def begin_attempt(self, operation_id: str, holder: str, ttl_seconds: int) -> SubmitLease:
+        """``acquire_lease`` of the mutation lease on ``operation_id`` and, when the child is
+        due now, ``plan_attempt`` under it, in one transaction (refused as either refuses)."""
+        ...
+
     def plan_attempt(self, operation_id: str, lease: Lease) -> AttemptPlan: ...
 
     def enter_submitting(self, attempt: AttemptPlan, marker_digest: str, lease: Lease,
@@ -169,7 +176,11 @@ class DeliveryJournalPort(DeliveryJournalView, Protocol):
         that ordinal; only a reconciliation proves the effect."""
         ...
 
-    def transition(self, request: TransitionRequest, lease: Lease) -> ChildOperation: ...
+    def transition(self, request: TransitionRequest,
+                   lease: Lease | LeaseClaim) -> ChildOperation:
+        """One guarded transition under a held ``Lease``, or under a ``LeaseClaim`` taken and
+        released inside the same transaction."""
+        ...
 
     def reconcile(self, request: ReconcileRequest, lease: Lease) -> ChildOperation:
         """One operator reconciliation in one critical transaction under the live operator
@@ -179,7 +190,10 @@ class DeliveryJournalPort(DeliveryJournalView, Protocol):
         ``operator_reconcile`` audit row. A refusal changes nothing."""
         ...
 
-    def promote_frontier(self, parent_id: str, lease: Lease) -> int: ...
+    def promote_frontier(self, parent_id: str, lease: Lease | LeaseClaim) -> int:
+        """Extend the contiguous checkpoint frontier under a held checkpoint ``Lease``, or under
+        a ``LeaseClaim`` taken and released inside the same transaction."""
+        ...
 
     def set_mutation_gate(self, environment_id: str, gate: MutationGate, *, epoch: int,
                           actor: str, reason: str) -> None: ...

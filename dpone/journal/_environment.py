@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import Any, Literal
 
 from dpone.contracts._errors import DponeError
 from dpone.journal._rows import EnvironmentRow
@@ -27,16 +27,21 @@ def environment(tx: UnitOfWork, *, lock: EnvironmentLock = "none") -> Environmen
     interleave with a SUBMITTING transaction that has already read the gate as OPEN; ``update``
     holds it for the gate change itself.
     """
-    tx.run("ensure_environment")
-    if lock == "share":
-        row = tx.one("share_environment")
-    elif lock == "update":
-        row = tx.one("lock_environment")
-    else:
-        row = tx.one("get_environment")
+    row = _environment_row(tx, lock)
+    if row is None:  # the first transaction of this environment creates its row
+        tx.run("ensure_environment")
+        row = _environment_row(tx, lock)
     if row is None:
         raise DponeError(code="journal.unavailable", message="the environment row is missing")
     return EnvironmentRow.decode(row)
+
+
+def _environment_row(tx: UnitOfWork, lock: EnvironmentLock) -> dict[str, Any] | None:
+    if lock == "share":
+        return tx.one("share_environment")
+    if lock == "update":
+        return tx.one("lock_environment")
+    return tx.one("get_environment")
 
 
 def stored_environment(tx: UnitOfWork) -> EnvironmentRow | None:

@@ -1,20 +1,68 @@
 """Lease authority: acquiring a lease by the database clock, and checking a held one.
 
 A lease is for one operation and one kind; ``live_lease`` rereads it in the transaction that
-relies on it. After SUBMITTING only the mutation lease that entered the latest attempt may
-record its outcome or replay it (``check_submit_holder``).
+relies on it. A ``LeaseClaim`` is a lease held for one transaction only (``holding``: taken at
+its start, released before its commit). After SUBMITTING only the mutation lease that entered
+the latest attempt may record its outcome or replay it (``check_submit_holder``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Collection
+from collections.abc import Callable, Collection
+from typing import Final, TypeVar
 
 from dpone.contracts._errors import DponeError
-from dpone.contracts.journal import Lease, LeaseKindName, Tenancy
+from dpone.contracts.journal import Lease, LeaseClaim, LeaseKindName, Tenancy
+from dpone.journal._environment import environment
 from dpone.journal._rows import AttemptRow, ChildRow, LeaseRow
 from dpone.journal._unit import UnitOfWork
+
+_T = TypeVar("_T")
+
+LEASE_KINDS: Final = frozenset({"mutation", "observation", "checkpoint", "operator"})
+MAX_LEASE_TTL_SECONDS: Final = 86_400
+
+
+def check_lease_request(operation_id: str, kind: str, holder: str, ttl_seconds: int) -> None:
+    """A lease needs a known kind, a holder and a TTL of 1..``MAX_LEASE_TTL_SECONDS``."""
+    if kind not in LEASE_KINDS or not 0 < ttl_seconds <= MAX_LEASE_TTL_SECONDS or not holder:
+        raise DponeError(code="journal.illegal_transition", operation_id=operation_id,
+                         message="a lease needs a known kind, a holder and a TTL in "
+                         f"1..{MAX_LEASE_TTL_SECONDS} seconds")
+
+
+def holding(tx: UnitOfWork, lease: Lease | LeaseClaim,
+            work: Callable[[Lease, int | None], _T]) -> _T:
+    """``work`` under ``lease``: a held lease as it is, a claim taken here (refused while another
+    holder's lease is live) and released once ``work`` is done, in this same transaction.
+
+    ``work`` receives the lease and, for a claim, the journal epoch it was taken under: a lease
+    this transaction took is live until it commits, so it is not read again (``granted_epoch``).
+    The work reads its operation and refuses a missing one, which rolls the lease back.
+    """
+    if isinstance(lease, Lease):
+        return work(lease, None)
+    check_lease_request(lease.operation_id, lease.kind, lease.holder, lease.ttl_seconds)
+    epoch = environment(tx).journal_epoch
+    held = acquire(tx, lease.operation_id, lease.kind, lease.holder, lease.ttl_seconds, epoch,
+                   known=True)
+    result = work(held, epoch)
+    release(tx, held)
+    return result
+
+
+def granted_epoch(tx: UnitOfWork, lease: Lease, taken_epoch: int | None) -> int:
+    """The journal epoch ``lease`` was granted under: ``taken_epoch`` when this transaction took
+    it, else read from the stored lease, which must still be live (``live_lease``)."""
+    return taken_epoch if taken_epoch is not None else live_lease(tx, lease).journal_epoch
+
+
+def release(tx: UnitOfWork, lease: Lease) -> None:
+    """Give ``lease`` up (a no-op once it was taken over)."""
+    tx.run("release_lease", operation_id=lease.operation_id, kind=lease.kind,
+           holder=lease.holder, token=lease.token)
 
 
 def check_lease_identity(lease: Lease, operation_id: str, kinds: Collection[str]) -> None:
@@ -38,9 +86,13 @@ def live_lease(tx: UnitOfWork, lease: Lease) -> LeaseRow:
 
 
 def acquire(tx: UnitOfWork, operation_id: str, kind: LeaseKindName, holder: str,
-            ttl_seconds: int, journal_epoch: int) -> Lease:
-    """Take (or take over an expired or older-epoch) lease; a live one held by another refuses."""
-    if tx.one("operation_exists", operation_id=operation_id) is None:
+            ttl_seconds: int, journal_epoch: int, *, known: bool = False) -> Lease:
+    """Take (or take over an expired or older-epoch) lease; a live one held by another refuses.
+
+    ``known``: the caller reads the operation in this transaction and refuses a missing one, so
+    its existence is not checked here first.
+    """
+    if not known and tx.one("operation_exists", operation_id=operation_id) is None:
         raise DponeError(code="journal.not_found", operation_id=operation_id,
                          message=f"no operation {operation_id} in this environment")
     row = tx.one("acquire_lease", operation_id=operation_id, kind=kind, holder=holder,

@@ -22,6 +22,7 @@ from dpone.contracts.journal import (
     ChildOperation,
     DeliverySummary,
     Lease,
+    LeaseClaim,
     LeaseKindName,
     MutationGate,
     MutationGateStatus,
@@ -30,6 +31,7 @@ from dpone.contracts.journal import (
     ParentAdmission,
     ParentOperation,
     ReconcileRequest,
+    SubmitLease,
     Tenancy,
     TransitionRequest,
 )
@@ -37,7 +39,16 @@ from dpone.contracts.state import StateContract
 from dpone.journal import _operator as operator
 from dpone.journal._cas import audit
 from dpone.journal._environment import environment, stored_environment
-from dpone.journal._leases import acquire, admitted_lease_refusal, live_lease, renew
+from dpone.journal._leases import (
+    MAX_LEASE_TTL_SECONDS,
+    acquire,
+    admitted_lease_refusal,
+    check_lease_request,
+    holding,
+    live_lease,
+    release,
+    renew,
+)
 from dpone.journal._lookup import parent_operation, require_child
 from dpone.journal._models import attempt_view, child_model, delivery_summaries, observation_view
 from dpone.journal._rows import EnvironmentRow, ParentRow, gate_status
@@ -47,8 +58,6 @@ from dpone.journal._unit import UnitOfWork
 _T = TypeVar("_T")
 
 TransactionKind = Literal["read", "write", "critical"]
-LEASE_KINDS = frozenset({"mutation", "observation", "checkpoint", "operator"})
-MAX_LEASE_TTL_SECONDS = 86_400
 MAX_LISTED_DELIVERIES = 10_000
 
 
@@ -161,18 +170,12 @@ class JournalBase(ABC):
 
     def acquire_lease(self, operation_id: str, kind: LeaseKindName, holder: str,
                       ttl_seconds: int) -> Lease:
-        if kind not in LEASE_KINDS or not 0 < ttl_seconds <= MAX_LEASE_TTL_SECONDS or not holder:
-            raise DponeError(code="journal.illegal_transition", operation_id=operation_id,
-                             message="a lease needs a known kind, a holder and a TTL in "
-                             f"1..{MAX_LEASE_TTL_SECONDS} seconds")
-
+        check_lease_request(operation_id, kind, holder, ttl_seconds)
         return self._run(lambda tx: acquire(tx, operation_id, kind, holder, ttl_seconds,
                                             environment(tx).journal_epoch), "write")
 
     def release_lease(self, lease: Lease) -> None:
-        self._run(lambda tx: tx.run("release_lease", operation_id=lease.operation_id,
-                                    kind=lease.kind, holder=lease.holder, token=lease.token),
-                  "write")
+        self._run(lambda tx: release(tx, lease), "write")
 
     def renew_lease(self, lease: Lease, ttl_seconds: int) -> Lease:
         if not 0 < ttl_seconds <= MAX_LEASE_TTL_SECONDS:
@@ -182,6 +185,11 @@ class JournalBase(ABC):
 
     def record_operator_action(self, action: OperatorActionRecord) -> OperatorAction:
         return self._run(lambda tx: operator.record(tx, action), "critical")
+
+    def begin_attempt(self, operation_id: str, holder: str, ttl_seconds: int) -> SubmitLease:
+        check_lease_request(operation_id, "mutation", holder, ttl_seconds)
+        return self._run(lambda tx: submit.begin_attempt(tx, operation_id, holder, ttl_seconds),
+                         "write")
 
     def plan_attempt(self, operation_id: str, lease: Lease) -> AttemptPlan:
         return self._run(lambda tx: submit.plan_attempt(tx, operation_id, lease), "write")
@@ -199,20 +207,23 @@ class JournalBase(ABC):
         return self._run(lambda tx: orphan.record_orphan_marker(
             tx, contract, attempt, orphan_digest, lease, expected_revision), "critical")
 
-    def transition(self, request: TransitionRequest, lease: Lease) -> ChildOperation:
+    def transition(self, request: TransitionRequest,
+                   lease: Lease | LeaseClaim) -> ChildOperation:
         contract = self.contract
-        return self._run(
-            lambda tx: transition.transition(tx, contract, request, lease), "critical")
+        return self._run(lambda tx: holding(
+            tx, lease, lambda held, taken: transition.transition(
+                tx, contract, request, held, taken_epoch=taken)), "critical")
 
     def reconcile(self, request: ReconcileRequest, lease: Lease) -> ChildOperation:
         contract = self.contract
         return self._run(
             lambda tx: reconcile.reconcile(tx, contract, request, lease), "critical")
 
-    def promote_frontier(self, parent_id: str, lease: Lease) -> int:
+    def promote_frontier(self, parent_id: str, lease: Lease | LeaseClaim) -> int:
         contract = self.contract
-        return self._run(
-            lambda tx: promote.promote(tx, contract, parent_id, lease), "critical")
+        return self._run(lambda tx: holding(
+            tx, lease, lambda held, taken: promote.promote(
+                tx, contract, parent_id, held, taken_epoch=taken)), "critical")
 
     def repair_reservation(self, attempt_id: str, *, actor: str = "journal.repair") -> bool:
         """Release an orphan capacity reservation; True when it was released."""

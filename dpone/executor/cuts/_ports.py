@@ -25,6 +25,7 @@ from dpone.contracts.journal import (
     DeliveryJournalPort,
     DeliverySummary,
     Lease,
+    LeaseClaim,
     LeaseKindName,
     MutationGate,
     MutationGateStatus,
@@ -33,6 +34,7 @@ from dpone.contracts.journal import (
     ParentAdmission,
     ParentOperation,
     ReconcileRequest,
+    SubmitLease,
     Tenancy,
     TransitionRequest,
 )
@@ -47,6 +49,7 @@ JOURNAL_WRITE_POINTS: Final[Mapping[str, str]] = {
     "acquire_lease": "lease_acquire",
     "release_lease": "lease_release",
     "renew_lease": "lease_renew",
+    "begin_attempt": "attempt_begin",
     "plan_attempt": "attempt_plan",
     "enter_submitting": "submitting",
     "transition": "transition",
@@ -57,7 +60,11 @@ JOURNAL_WRITE_POINTS: Final[Mapping[str, str]] = {
     "set_mutation_gate": "mutation_gate",
 }
 """Every write of the journal port -> the point that brackets it (``transition`` is qualified
-by its trigger kind)."""
+by its trigger kind). ``begin_attempt`` is one transaction that takes the mutation lease and
+plans the attempt: where ``lease_acquire`` and ``attempt_plan`` were two points, it is one (the
+lease row was the only thing written between them). A transition or promotion under a
+``LeaseClaim`` takes and releases its lease inside its own transaction: its transition or
+frontier point brackets all of it."""
 ARTIFACT_POINTS: Final = ("marker", "evidence")
 TRANSPORT_POINTS: Final[tuple[tuple[When, str], ...]] = (
     ("before", "send"), ("after", "send"), ("after", "response"))
@@ -125,6 +132,13 @@ class CuttingJournal:
     def renew_lease(self, lease: Lease, ttl_seconds: int) -> Lease:
         return self._write("renew_lease", lambda: self._journal.renew_lease(lease, ttl_seconds))
 
+    def begin_attempt(self, operation_id: str, holder: str, ttl_seconds: int) -> SubmitLease:
+        begun = self._write("begin_attempt", lambda: self._journal.begin_attempt(
+            operation_id, holder, ttl_seconds))
+        if begun.attempt is not None:
+            self.marker_keys.add(begun.attempt.marker_key)
+        return begun
+
     def plan_attempt(self, operation_id: str, lease: Lease) -> AttemptPlan:
         attempt = self._write("plan_attempt",
                               lambda: self._journal.plan_attempt(operation_id, lease))
@@ -137,7 +151,8 @@ class CuttingJournal:
         return self._write("enter_submitting", lambda: self._journal.enter_submitting(
             attempt, marker_digest, lease, expected_revision, fenced_replay=fenced_replay))
 
-    def transition(self, request: TransitionRequest, lease: Lease) -> ChildOperation:
+    def transition(self, request: TransitionRequest,
+                   lease: Lease | LeaseClaim) -> ChildOperation:
         return self._around(transition_point(request.transition_id),
                             lambda: self._journal.transition(request, lease))
 
@@ -153,7 +168,7 @@ class CuttingJournal:
         return self._write("record_operator_action",
                            lambda: self._journal.record_operator_action(action))
 
-    def promote_frontier(self, parent_id: str, lease: Lease) -> int:
+    def promote_frontier(self, parent_id: str, lease: Lease | LeaseClaim) -> int:
         return self._write("promote_frontier",
                            lambda: self._journal.promote_frontier(parent_id, lease))
 

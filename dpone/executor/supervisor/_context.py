@@ -1,7 +1,8 @@
 """What one supervised delivery shares: its ports, leases, guarded steps, clock and results.
 
 Every journal change goes through :meth:`RunContext.step` (one guarded CAS transition under a
-held lease); every stop goes through :meth:`RunContext.blocked`, which keeps only bounded
+held lease, or under a :meth:`RunContext.claim` that the transition's own transaction takes and
+releases); every stop goes through :meth:`RunContext.blocked`, which keeps only bounded
 scalars as evidence and names the operator's allowed next actions.
 """
 
@@ -20,6 +21,7 @@ from dpone.contracts.journal import (
     ChildOperation,
     DeliveryJournalPort,
     Lease,
+    LeaseClaim,
     LeaseKindName,
     TransitionRequest,
 )
@@ -90,20 +92,30 @@ class RunContext:
 
     # --- leases and guarded steps -------------------------------------------------------------
 
+    def lease(self, operation_id: str, kind: LeaseKindName) -> contextlib.AbstractContextManager[Lease]:
+        """Hold a journal lease of ``kind`` on ``operation_id`` for the block (:meth:`held`)."""
+        return self.held(self.journal.acquire_lease(operation_id, kind, self.holder,
+                                                    self.leases.ttl_s))
+
     @contextlib.contextmanager
-    def lease(self, operation_id: str, kind: LeaseKindName) -> Iterator[Lease]:
-        """Hold a journal lease of ``kind`` on ``operation_id`` for the block, renewed by a
-        heartbeat while the block runs (the environment's ``leases``); released after."""
-        held = self.journal.acquire_lease(operation_id, kind, self.holder, self.leases.ttl_s)
-        heartbeat = Heartbeat(self.journal, held, self.leases).start()
+    def held(self, lease: Lease) -> Iterator[Lease]:
+        """Keep the acquired ``lease`` for the block, renewed by a heartbeat while the block runs
+        (the environment's ``leases``); released after."""
+        heartbeat = Heartbeat(self.journal, lease, self.leases).start()
         try:
-            yield held
+            yield lease
         finally:
             heartbeat.stop()
             with contextlib.suppress(DponeError):
-                self.journal.release_lease(held)
+                self.journal.release_lease(lease)
 
-    def step(self, operation: ChildOperation, lease: Lease, transition: Transition,
+    def claim(self, operation_id: str, kind: LeaseKindName) -> LeaseClaim:
+        """A lease of ``kind`` on ``operation_id`` for one journal transaction only: for a step
+        that holds it across no I/O (a verification, a promotion)."""
+        return LeaseClaim(operation_id=operation_id, kind=kind, holder=self.holder,
+                          ttl_seconds=self.leases.ttl_s)
+
+    def step(self, operation: ChildOperation, lease: Lease | LeaseClaim, transition: Transition,
              facts: Iterable[Fact], **fields: object) -> ChildOperation:
         """One guarded transition with a revision CAS on ``operation``'s current revision.
 
@@ -145,9 +157,10 @@ class RunContext:
         self.clock.sleep(delay_s)
 
     def promote(self, parent_id: str) -> int:
-        """Extend the contiguous checkpoint frontier under a checkpoint lease."""
-        with self.lease(parent_id, "checkpoint") as held:
-            self.frontier = self.journal.promote_frontier(parent_id, held)
+        """Extend the contiguous checkpoint frontier under a checkpoint lease held for the
+        promotion's transaction."""
+        self.frontier = self.journal.promote_frontier(parent_id,
+                                                      self.claim(parent_id, "checkpoint"))
         return self.frontier
 
     def publish_evidence(self, operation: ChildOperation, name: str,

@@ -151,24 +151,27 @@ def verify(ctx: RunContext, operation: ChildOperation,
     declared = ctx.plan.profile.snapshot.verification.rejected_rows is not None
     rejected = receipt.get("rejected_rows") if declared else 0
     no_effect = NO_EFFECT.get(state)  # none after a success acknowledgement
-    with ctx.lease(operation.operation_id, "observation") as lease:
-        if not isinstance(accepted, int) or not isinstance(rejected, int):
-            accepted = rejected = None  # missing or mistyped: not provable
-        if accepted == expected and rejected == 0:
-            return ctx.step(operation, lease, *VERIFIED_FULL[state])
-        if declared and accepted == 0 and no_effect is not None and expected > 0:
-            operation = ctx.step(operation, lease, *no_effect,
-                                 error_code="receiver.terminal_failure")
-            return ctx.blocked(operation, "receiver.terminal_failure")
-        if accepted is not None and rejected is not None and accepted + rejected == expected:
-            digest = ctx.publish_evidence(operation, "result", {
-                "operation_id": operation.operation_id, "acknowledgement": acknowledged,
-                "expected_rows": expected, "accepted_rows": accepted, "rejected_rows": rejected})
-            operation = ctx.step(operation, lease, *VERIFIED_PARTIAL[state],
-                                 evidence_digest=digest, error_code="REST_DELIVERY_PARTIALLY_APPLIED")
-            return ctx.blocked(operation, "REST_DELIVERY_PARTIALLY_APPLIED",
-                               extra={"expected_rows": expected})
-        operation = ctx.step(operation, lease, *NOT_PROVABLE[state],
-                             error_code="REST_DELIVERY_COUNT_MISMATCH")
-        return ctx.blocked(operation, "REST_DELIVERY_COUNT_MISMATCH",
-                           extra={"expected_rows": expected, **scalars(receipt)})
+    # The observation lease is held for the verification's own transaction: nothing between
+    # the counters read here and their record is I/O.
+    lease = ctx.claim(operation.operation_id, "observation")
+    if not isinstance(accepted, int) or not isinstance(rejected, int):
+        accepted = rejected = None  # missing or mistyped: not provable
+    if accepted == expected and rejected == 0:
+        return ctx.step(operation, lease, *VERIFIED_FULL[state])
+    if declared and accepted == 0 and no_effect is not None and expected > 0:
+        operation = ctx.step(operation, lease, *no_effect,
+                             error_code="receiver.terminal_failure")
+        return ctx.blocked(operation, "receiver.terminal_failure")
+    if accepted is not None and rejected is not None and accepted + rejected == expected:
+        # Published before the transition that names its digest: durable before that commit.
+        digest = ctx.publish_evidence(operation, "result", {
+            "operation_id": operation.operation_id, "acknowledgement": acknowledged,
+            "expected_rows": expected, "accepted_rows": accepted, "rejected_rows": rejected})
+        operation = ctx.step(operation, lease, *VERIFIED_PARTIAL[state],
+                             evidence_digest=digest, error_code="REST_DELIVERY_PARTIALLY_APPLIED")
+        return ctx.blocked(operation, "REST_DELIVERY_PARTIALLY_APPLIED",
+                           extra={"expected_rows": expected})
+    operation = ctx.step(operation, lease, *NOT_PROVABLE[state],
+                         error_code="REST_DELIVERY_COUNT_MISMATCH")
+    return ctx.blocked(operation, "REST_DELIVERY_COUNT_MISMATCH",
+                       extra={"expected_rows": expected, **scalars(receipt)})

@@ -135,11 +135,17 @@ def submit(ctx: RunContext, operation: ChildOperation,
     request = outbound_request(ctx.plan, sealed, ctx.artifacts)
     started = ctx.clock.monotonic()
     replay = False
-    with ctx.lease(operation.operation_id, "mutation") as lease:
+    # The mutation lease, and the first attempt planned in the same transaction when the child
+    # is due now; a later attempt (or one still waiting out its delay) is planned in the loop.
+    begun = ctx.journal.begin_attempt(operation.operation_id, ctx.holder, ctx.leases.ttl_s)
+    planned = begun.attempt
+    with ctx.held(begun.lease) as lease:
         while True:
-            if operation.state_name == StateName.RETRY_WAIT:
-                ctx.wait_until(operation.next_check_after)
-            attempt = ctx.journal.plan_attempt(operation.operation_id, lease)
+            attempt, planned = planned, None
+            if attempt is None:
+                if operation.state_name == StateName.RETRY_WAIT:
+                    ctx.wait_until(operation.next_check_after)
+                attempt = ctx.journal.plan_attempt(operation.operation_id, lease)
             try:
                 marker = ctx.artifacts.put_bytes(attempt.marker_key,
                                                  canonical_json(attempt.marker))

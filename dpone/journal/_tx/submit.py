@@ -1,8 +1,11 @@
 """The pre-submit sequence: plan the attempt, then the one critical SUBMITTING transaction.
 
-``plan_attempt`` assigns the next attempt ordinal, the deterministic attempt id and the
-MAY_ATTEMPT marker document (the same bytes each time the same never-entered attempt is
-planned: its creation time is the commit time of the revision it expects). The caller
+Planning assigns the next attempt ordinal, the deterministic attempt id and the MAY_ATTEMPT
+marker document (the same bytes each time the same never-entered attempt is planned: its
+creation time is the commit time of the revision it expects). ``begin_attempt`` takes the
+mutation lease and, when the child is due now, plans its attempt in the same transaction;
+``plan_attempt`` plans under a held lease (a later attempt, or one whose retry delay the
+caller has waited out). Nothing is written but the lease. The caller
 publishes the marker create-if-absent and then calls ``enter_submitting``, which in one
 transaction rechecks the mutation gate and epoch, holds the effect domain and rechecks the
 overlap fence, reserves one remote-job slot (never more than ``max_remote_jobs``), appends the
@@ -21,18 +24,18 @@ from typing import Final
 
 from dpone.contracts._axes import ExecutionState
 from dpone.contracts._errors import DponeError
-from dpone.contracts.journal import AttemptPlan, ChildOperation, Lease
+from dpone.contracts.journal import AttemptPlan, ChildOperation, Lease, SubmitLease
 from dpone.contracts.state import Fact, StateContract, StateName, Transition
 from dpone.journal._capacity import reserve
 from dpone.journal._cas import apply_decision, guarded
 from dpone.journal._effects import absence_reconciled
 from dpone.journal._environment import environment
 from dpone.journal._ids import attempt_id
-from dpone.journal._leases import check_lease_identity, check_submit_holder, live_lease
+from dpone.journal._leases import acquire, check_lease_identity, check_submit_holder, live_lease
 from dpone.journal._lookup import fence_refusal, require_child, require_parent
 from dpone.journal._marker import check_binding, marker_document, marker_key
 from dpone.journal._models import child_model
-from dpone.journal._rows import ChildRow, ParentRow
+from dpone.journal._rows import ChildRow, EnvironmentRow, ParentRow
 from dpone.journal._unit import UnitOfWork
 
 SUBMIT_TRANSITIONS: Final[Mapping[str, Transition]] = {
@@ -86,13 +89,33 @@ def gate_blocked(operation_id: str) -> DponeError:
                       "mutations and `dpone delivery resume --apply` continues.")
 
 
+def begin_attempt(tx: UnitOfWork, operation_id: str, holder: str,
+                  ttl_seconds: int) -> SubmitLease:
+    """Take the mutation lease; plan the next attempt now when the child is due: a first
+    attempt, a resubmit, or a retry whose delay has elapsed by the database clock."""
+    current = environment(tx)
+    lease = acquire(tx, operation_id, "mutation", holder, ttl_seconds, current.journal_epoch,
+                    known=True)
+    row = require_child(tx, operation_id)  # a missing child refuses: the lease rolls back
+    due = row.state_name in SUBMIT_TRANSITIONS and (
+        row.state_name != StateName.RETRY_WAIT or row.next_check_after is None
+        or row.next_check_after <= tx.now())
+    return SubmitLease(lease=lease, attempt=_planned(tx, row, lease, current) if due else None)
+
+
 def plan_attempt(tx: UnitOfWork, operation_id: str, lease: Lease) -> AttemptPlan:
     check_lease_identity(lease, operation_id, {"mutation"})
     live_lease(tx, lease)
-    row = require_child(tx, operation_id)
+    return _planned(tx, require_child(tx, operation_id), lease, environment(tx))
+
+
+def _planned(tx: UnitOfWork, row: ChildRow, lease: Lease,
+             current: EnvironmentRow) -> AttemptPlan:
+    """The next attempt of ``row`` under the live mutation ``lease`` in the ``current``
+    environment (read in this transaction)."""
+    operation_id = row.operation_id
     submittable(row, row.revision)
     check_submit_holder(tx, row, lease)  # a replay is planned only by the submitting lease
-    current = environment(tx)
     if current.mutation_gate != "OPEN":
         # Refused before any MAY_ATTEMPT marker exists: a marker planned now would bind this
         # epoch, and the epoch changes when the gate reopens.

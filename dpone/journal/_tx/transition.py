@@ -16,7 +16,7 @@ from dpone.contracts.state import Fact, ListedTransition, StateContract, StateNa
 from dpone.journal._cas import apply_decision, guarded
 from dpone.journal._effects import raise_watermark, records_watermark, releases_capacity
 from dpone.journal._environment import environment
-from dpone.journal._leases import check_lease_identity, check_submit_holder, live_lease
+from dpone.journal._leases import check_lease_identity, check_submit_holder, granted_epoch
 from dpone.journal._lookup import fence_refusal, prior_reconciliation, require_child
 from dpone.journal._models import child_model
 from dpone.journal._rows import ChildRow
@@ -55,10 +55,11 @@ def _check_empty_input(tx: UnitOfWork, row: ChildRow, listed: ListedTransition) 
 
 
 def transition(tx: UnitOfWork, contract: StateContract, request: TransitionRequest,
-               lease: Lease) -> ChildOperation:
+               lease: Lease, *, taken_epoch: int | None = None) -> ChildOperation:
+    """``taken_epoch``: this transaction took ``lease`` itself under that journal epoch."""
     check_lease_identity(lease, request.operation_id, {lease.kind})
-    lease_epoch = live_lease(tx, lease).journal_epoch
-    epoch = environment(tx).journal_epoch
+    lease_epoch = granted_epoch(tx, lease, taken_epoch)
+    epoch = taken_epoch if taken_epoch is not None else environment(tx).journal_epoch
     listed = contract.transitions.get(request.transition_id)
     if listed is not None and "attempt_ordinal" in listed.advances:
         raise DponeError(code="journal.illegal_transition", operation_id=request.operation_id,

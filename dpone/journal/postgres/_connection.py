@@ -163,10 +163,12 @@ class Tx:
         return database_now(self)
 
     def lock_domains(self, domains: Iterable[str]) -> bool:
-        """Create and lock the effect-domain lock rows, always in canonical (sorted) order."""
+        """Lock the effect-domain lock rows (created when missing), always in canonical (sorted)
+        order."""
         for domain in sorted(set(domains)):
-            self.run("create_domain_lock", domain=domain)
-            self.one("lock_domain", domain=domain)
+            if self.one("lock_domain", domain=domain) is None:
+                self.run("create_domain_lock", domain=domain)
+                self.one("lock_domain", domain=domain)
         return True
 
 

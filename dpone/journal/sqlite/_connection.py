@@ -9,6 +9,14 @@ driver error is translated here into a catalog ``DponeError`` raised ``from`` th
 the driver's own message and the file's path, so nothing above this module sees a sqlite3
 exception.
 
+Every commit of a critical transaction (admission, SUBMITTING, transitions, promotion, gate
+changes, repairs) is synced to disk (``synchronous=FULL``, the connection's setting). A
+transaction that writes only non-critical state (a lease taken or released, an attempt planned)
+commits with ``synchronous=NORMAL``: no sync of its own. In WAL mode commits are appended in
+order and the next synced commit syncs everything before it, so a power loss can roll back only
+the newest of these lease writes, never a critical transaction; and each critical transaction
+reads again the lease it relies on.
+
 Every connection checks the file once when it opens (``PRAGMA quick_check``): a damaged journal
 or a file that is not a SQLite database at all is refused as ``journal.corrupt`` before anything
 reads or writes it.
@@ -216,12 +224,28 @@ def _rollback(conn: sqlite3.Connection) -> None:
         conn.execute("ROLLBACK")
 
 
+@contextmanager
+def _commit_sync(conn: sqlite3.Connection, synced: bool) -> Iterator[None]:
+    """Commit without a sync of its own unless ``synced``; the connection is left at FULL."""
+    if synced:
+        yield
+        return
+    conn.execute("PRAGMA synchronous=NORMAL")
+    try:
+        yield
+    finally:
+        conn.execute("PRAGMA synchronous=FULL")
+
+
 def run_transaction(db: Database, environment_id: str, work: Callable[[Tx], _T], *,
-                    write: bool) -> _T:
-    """Run ``work`` in one transaction; re-run it while another writer keeps the file busy."""
+                    write: bool, synced: bool = True) -> _T:
+    """Run ``work`` in one transaction; re-run it while another writer keeps the file busy.
+
+    ``synced=False``: a write of non-critical state, committed without a sync of its own.
+    """
     for run in range(MAX_TRANSACTION_RUNS):
         try:
-            with db.connection() as conn:
+            with db.connection() as conn, _commit_sync(conn, synced or not write):
                 conn.execute("BEGIN IMMEDIATE" if write else "BEGIN DEFERRED")
                 try:
                     result = work(Tx(conn, environment_id))

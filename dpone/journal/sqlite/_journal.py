@@ -2,8 +2,9 @@
 
 The same behaviour as the PostgreSQL journal (the port methods live in the shared
 ``dpone.journal._port``) with the SQLite forms of its mechanisms: WAL mode,
-``synchronous=FULL`` and foreign keys on every connection; ``BEGIN IMMEDIATE`` (one writer at a
-time) in place of effect-domain row locks; overlap by comparison in place of GiST ``&&``; the
+``synchronous=FULL`` for every critical commit (lease and attempt-planning writes commit
+without a sync of their own) and foreign keys on every connection; ``BEGIN IMMEDIATE`` (one
+writer at a time) in place of effect-domain row locks; overlap by comparison in place of GiST ``&&``; the
 database clock (``strftime``/``julianday('now')``) for every lease decision and timestamp. A
 production environment tier is refused: SQLite is never a production journal, and it has no
 synchronous replication, so there is no ``require_durability``.
@@ -43,8 +44,10 @@ class SqliteJournal(JournalBase):
         self._db = Database(Path(path), busy_timeout_seconds)
 
     def _run(self, work: Callable[[UnitOfWork], _T], kind: TransactionKind) -> _T:
-        """Reads begin DEFERRED; every writing transaction takes the write lock up front."""
-        return run_transaction(self._db, self.environment_id, work, write=kind != "read")
+        """Reads begin DEFERRED; every writing transaction takes the write lock up front; only
+        critical ones sync their commit (``synchronous=FULL``)."""
+        return run_transaction(self._db, self.environment_id, work, write=kind != "read",
+                               synced=kind == "critical")
 
     def migrate(self) -> tuple[int, ...]:
         """Apply pending migrations (idempotent; a changed migration is refused)."""

@@ -101,7 +101,8 @@ class Passages(CutHook):
 
 
 class FakeJournal:
-    """Records each call in ``log``; answers what the proxy reads of an answer."""
+    """Records each call in ``log``; answers what the proxy reads of an answer (the marker key
+    of a planned attempt, also as ``begin_attempt`` answers it)."""
 
     def __init__(self, log: list[str]) -> None:
         self.log = log
@@ -109,7 +110,8 @@ class FakeJournal:
     def __getattr__(self, name: str) -> Any:
         def call(*_args: object, **_kwargs: object) -> object:
             self.log.append(f"call:{name}")
-            return SimpleNamespace(marker_key="markers/x/op/1.json")
+            planned = SimpleNamespace(marker_key="markers/x/op/1.json")
+            return SimpleNamespace(marker_key=planned.marker_key, attempt=planned)
         return call
 
 
@@ -160,6 +162,17 @@ def test_the_marker_write_is_cut_apart_from_evidence() -> None:
     store.put_bytes("evidence/op/attempt-1/submit-response.json", b"{}")
     assert log == ["before:marker", "call:put_bytes", "after:marker",
                    "before:evidence", "call:put_bytes", "after:evidence"]
+
+
+def test_the_marker_of_an_attempt_begun_with_its_lease_is_cut_as_a_marker() -> None:
+    log: list[str] = []
+    hook = Passages(log)
+    journal = CuttingJournal(FakeJournal([]), hook)  # type: ignore[arg-type]
+    store = CuttingArtifacts(FakeJournal(log), journal, hook)  # type: ignore[arg-type]
+    journal.begin_attempt("op", "holder", 60)
+    log.clear()
+    store.put_bytes("markers/x/op/1.json", b"{}")
+    assert log == ["before:marker", "call:put_bytes", "after:marker"]
 
 
 def test_every_trigger_kind_of_the_contract_has_a_transition_cut_point() -> None:
