@@ -8,6 +8,9 @@ block's row texts are encoded once (:func:`dpone.codecs.row_texts`, kept for the
 range of those texts: the same bytes as :func:`dpone.codecs.encode_rows` of the interval,
 because every row's text depends on that row alone.
 
+Blocks hold at most :data:`BLOCK_ROWS` rows and about :data:`BLOCK_ARROW_BYTES` of Arrow data
+(fewer rows when rows are wide), so memory stays a few blocks' texts whatever the row width.
+
 A block holding a value the codec refuses is not cached; intervals over it encode just their
 own rows of it. An interval that itself holds such a value is encoded the direct way to raise
 exactly the error :func:`~dpone.codecs.encode_rows` raises (the column, and the row counted
@@ -28,8 +31,9 @@ from dpone.contracts.mapping import PayloadMapping
 from dpone.contracts.profile import Codec, PayloadFormat
 
 BLOCK_ROWS = 65_536
-"""Rows encoded at once: large enough to amortize the codec's per-call cost, small enough to
-keep a few blocks of text in memory."""
+"""Rows encoded at once at most: enough to amortize the codec's per-call cost."""
+BLOCK_ARROW_BYTES = 8 << 20
+"""Arrow bytes per block at most (at least one row): bounds a block's text for wide rows."""
 KEPT_BLOCKS = 2
 """Blocks kept: an interval spans at most two small blocks, and the planner goes forward."""
 
@@ -60,7 +64,10 @@ class RowBlocks:
     """Payload bytes of row intervals of ``table`` (see the module docstring)."""
 
     def __init__(self, table: pa.Table, mapping: PayloadMapping, payload: PayloadFormat,
-                 codec: Codec, block_rows: int = BLOCK_ROWS) -> None:
+                 codec: Codec, block_rows: int | None = None) -> None:
+        if block_rows is None:
+            row_bytes = table.nbytes // max(table.num_rows, 1)
+            block_rows = min(BLOCK_ROWS, max(1, BLOCK_ARROW_BYTES // max(row_bytes, 1)))
         if block_rows < 1:
             raise ValueError("block_rows must be positive")
         self._table = table

@@ -23,7 +23,7 @@ from dpone.contracts.ports import ArtifactRef
 from dpone.contracts.profile import Codec, CsvCodec, JsonCodec, PayloadFormat
 from dpone.executor.seal import _request, _seal, seal_boundary
 from dpone.executor.seal._payload import PayloadEncoder
-from dpone.executor.seal._rowblocks import RowBlocks
+from dpone.executor.seal._rowblocks import BLOCK_ARROW_BYTES, BLOCK_ROWS, RowBlocks
 from support.codec_reference import mapping_of, table_of, tables
 from support.common import EXAMPLES
 from support.seal import INTERVAL, Sealed
@@ -219,3 +219,16 @@ def test_the_first_failing_child_in_order_is_reported(tmp_path: Path,
     with pytest.raises(DponeError) as raised:
         _seal_into(_Store(tmp_path, failing=(fourth, second)))
     assert raised.value.details["key"] == second
+
+
+def test_blocks_of_wide_rows_hold_fewer_rows() -> None:
+    mapping = mapping_of(("s", "string"))
+    wide = pa.table({"s": pa.array(["x" * 20_000] * 1_000, pa.large_string())})
+    narrow = pa.table({"s": pa.array(["x"] * 1_000, pa.large_string())})
+    payload = _payload("ndjson")
+    assert RowBlocks(narrow, mapping, payload, Codec())._block_rows == BLOCK_ROWS
+    rows = RowBlocks(wide, mapping, payload, Codec())._block_rows
+    assert 1 <= rows < BLOCK_ROWS
+    assert rows * wide.nbytes // wide.num_rows <= BLOCK_ARROW_BYTES
+    blocks = RowBlocks(wide, mapping, payload, Codec())
+    assert _sliced(blocks, 300, 500) == _direct(wide, mapping, payload, Codec(), 300, 500)
