@@ -37,8 +37,20 @@ sort_keys: [business_date, sensor_id, measured_at]
 """
 WORKLOADS = {
     "csv_gzip": ("mock.dataset-jobs@1", "partition_replace", "bench_readings"),
-    "ndjson": ("mock.batch-ndjson@1", "incremental_append", "bench_readings_batches"),
+    "ndjson": ("bench.batch-ndjson@1", "incremental_append", "bench_readings_batches"),
+    "json_array": ("bench.batch-json-array@1", "incremental_append", "bench_readings_batches"),
 }
+"""Workload name -> (profile, mutation kind, resource). The two ``bench.*`` profiles are the
+example sync NDJSON profile (``mock.batch-ndjson@1``), the second with a JSON-array body, both
+with the batch size of :func:`write_registry` (the example's own limits by default)."""
+_SYNC_LIMITS = """limits:
+  max_rows: 2000
+  planning_rows: 1500
+  max_decoded_bytes: 2000000
+  planning_decoded_bytes: 1500000
+  max_wire_bytes: 2000000
+  planning_wire_bytes: 1500000
+"""
 
 
 def day_counts(rows: int) -> list[int]:
@@ -105,13 +117,37 @@ def synthetic_table(rows: int, seed: int) -> pa.Table:
                      "measured_at": measured_at})
 
 
-def write_registry(examples: Path, root: Path, rows: int, seed: int) -> Path:
-    """A copy of the example registry plus the synthetic mapping, data and two workloads."""
+def _sync_profiles(registry: Path, batch_rows: int | None) -> None:
+    """``bench.batch-ndjson@1`` and ``bench.batch-json-array@1`` (see :data:`WORKLOADS`)."""
+    example = (registry / "profiles" / "mock.batch-ndjson@1.yaml").read_text(encoding="utf-8")
+    if _SYNC_LIMITS not in example:
+        raise RuntimeError("the example sync profile's limits changed: update _SYNC_LIMITS")
+    if batch_rows is not None:  # batches of exactly batch_rows rows; bytes never the bound
+        example = example.replace(_SYNC_LIMITS, f"""limits:
+  max_rows: {batch_rows}
+  planning_rows: {batch_rows}
+  max_decoded_bytes: {batch_rows * 1000}
+  planning_decoded_bytes: {batch_rows * 1000}
+  max_wire_bytes: {batch_rows * 1000}
+  planning_wire_bytes: {batch_rows * 1000}
+""")
+    ndjson = example.replace("id: mock.batch-ndjson", "id: bench.batch-ndjson")
+    json_array = (example.replace("id: mock.batch-ndjson", "id: bench.batch-json-array")
+                  .replace("format: ndjson", "format: json_array")
+                  .replace("application/x-ndjson", "application/json"))
+    for name, text in (("bench.batch-ndjson@1", ndjson), ("bench.batch-json-array@1", json_array)):
+        (registry / "profiles" / f"{name}.yaml").write_text(text, encoding="utf-8")
+
+
+def write_registry(examples: Path, root: Path, rows: int, seed: int,
+                   batch_rows: int | None = None) -> Path:
+    """A copy of the example registry plus the synthetic mapping, data and the workloads."""
     registry = root / "registry"
     shutil.copytree(examples, registry, ignore=shutil.ignore_patterns("data", "workloads"))
     (registry / "data").mkdir()
     (registry / "workloads").mkdir()
     (registry / "mappings" / f"{MAPPING_ID}.yaml").write_text(MAPPING, encoding="utf-8")
+    _sync_profiles(registry, batch_rows)
     pq.write_table(synthetic_table(rows, seed), registry / "data" / "readings.parquet")
     for name, (profile, kind, resource) in WORKLOADS.items():
         (registry / "workloads" / f"{name}.yaml").write_text(f"""schema: dpone.batch.v1

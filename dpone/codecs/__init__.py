@@ -14,6 +14,10 @@ never on batching or chunking. A sealer composes them::
     envelope.content_length  # wire bytes, exact
     envelope.iter_body(reopen_artifact())  # the request body, payload verified as it streams
     codec_libraries()        # record with the payload: what else the bytes depend on
+
+A sealer that slices many row intervals out of one table encodes row texts once instead
+(:func:`row_texts`, :func:`row_frame`): the frame around any interval's texts is the same
+bytes as :func:`encode_rows` of that interval.
 """
 
 from dpone.codecs._columns import SLICE_ROWS
@@ -24,6 +28,7 @@ from dpone.codecs._json import encode_json_array, encode_ndjson
 from dpone.codecs._measure import Measurement, measure
 from dpone.codecs._multipart import BOUNDARY_PREFIX, MultipartEnvelope
 from dpone.codecs._payload import CODEC_VERSION, codec_libraries, compress, encode_rows, raw_stream
+from dpone.codecs._rows import RowFrame, row_frame, row_texts
 
 __all__ = [
     "BLOCK_BYTES",
@@ -34,6 +39,7 @@ __all__ = [
     "MultipartEnvelope",
     "PayloadEncodingError",
     "PayloadIntegrityError",
+    "RowFrame",
     "codec_libraries",
     "compress",
     "encode_csv",
@@ -44,4 +50,6 @@ __all__ = [
     "gzip_stream",
     "measure",
     "raw_stream",
+    "row_frame",
+    "row_texts",
 ]

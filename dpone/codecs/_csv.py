@@ -109,14 +109,29 @@ def encode_csv(batches: Batches, mapping: PayloadMapping, codec: CsvCodec) -> It
 
 
 def _stream(batches: Batches, mapping: PayloadMapping, dialect: _Dialect) -> Iterator[bytes]:
-    codec = dialect.codec
-    if codec.bom:
-        yield _BOM
-    if codec.header:
-        yield dialect.header([column.name for column in mapping.columns])
+    yield from _frame(dialect, mapping)
     for piece in slices(batches, mapping):
         if piece.batch.num_rows:
             yield text_bytes(_lines(piece, mapping, dialect))
+
+
+def _frame(dialect: _Dialect, mapping: PayloadMapping) -> Iterator[bytes]:
+    if dialect.codec.bom:
+        yield _BOM
+    if dialect.codec.header:
+        yield dialect.header([column.name for column in mapping.columns])
+
+
+def csv_frame(codec: CsvCodec, mapping: PayloadMapping) -> bytes:
+    """The bytes before the first line (BOM, header); the codec and mapping are checked."""
+    return b"".join(_frame(_Dialect.of(codec, mapping), mapping))
+
+
+def csv_row_texts(batches: Batches, mapping: PayloadMapping, codec: CsvCodec) -> Iterator[Array]:
+    """Each input slice's lines, one terminated line per row (see :mod:`dpone.codecs._rows`)."""
+    dialect = _Dialect.of(codec, mapping)
+    return (_lines(piece, mapping, dialect) for piece in slices(batches, mapping)
+            if piece.batch.num_rows)
 
 
 def _lines(piece: Slice, mapping: PayloadMapping, dialect: _Dialect) -> Array:

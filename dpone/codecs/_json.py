@@ -78,6 +78,13 @@ def _json_array(batches: Batches, mapping: PayloadMapping, codec: JsonCodec) -> 
     yield _ARRAY_CLOSE if started else _EMPTY_ARRAY
 
 
+def json_row_texts(batches: Batches, mapping: PayloadMapping, codec: JsonCodec, lead: str,
+                   closing: str) -> Iterator[Array]:
+    """Each input slice's objects, one text per row: ``lead`` + ``{...`` + ``closing``."""
+    return (_objects(piece, mapping, codec, lead, closing) for piece in slices(batches, mapping)
+            if piece.batch.num_rows)
+
+
 class _Row:
     """The element list of one row join; adjacent literal texts are merged as they come."""
 

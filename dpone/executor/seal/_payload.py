@@ -7,11 +7,12 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from dpone.codecs import Measurement, PayloadEncodingError, compress, encode_rows, measure
+from dpone.codecs import Measurement, PayloadEncodingError, compress, measure
 from dpone.contracts import DponeError
 from dpone.contracts.mapping import PayloadMapping
 from dpone.contracts.profile import Codec, PayloadFormat
 from dpone.contracts.sealed import PAYLOAD_KEY_PREFIX
+from dpone.executor.seal._rowblocks import RowBlocks
 
 _EXTENSIONS = {"csv": "csv", "ndjson": "ndjson", "json_array": "json"}
 
@@ -54,7 +55,7 @@ class ByteCount:
             raise RuntimeError("the counted stream has not been consumed to its end")
         return self._size
 
-    def tap(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
+    def tap(self, chunks: Iterator[bytes | memoryview]) -> Iterator[bytes | memoryview]:
         for chunk in chunks:
             self._size += len(chunk)
             yield chunk
@@ -77,27 +78,27 @@ class Encoded:
 class PayloadEncoder:
     """Encodes row intervals of the memory-mapped parent table with the profile's codec.
 
-    ``table`` is zero-copy over the parent's IPC file, so a slice streams straight from the
-    mapped pages; the same interval always yields the same bytes.
+    ``table`` is zero-copy over the parent's IPC file, so rows stream straight from the mapped
+    pages; row texts are encoded once per block of rows and every interval is sliced out of
+    them (:class:`~dpone.executor.seal._rowblocks.RowBlocks`): the same interval always yields
+    the same bytes, those of :func:`~dpone.codecs.encode_rows` of its rows. Not thread-safe.
     """
 
     def __init__(self, table: pa.Table, mapping: PayloadMapping, payload: PayloadFormat,
                  codec: Codec) -> None:
-        self._table = table
-        self._mapping = mapping
         self._payload = payload
         self._codec = codec
+        self._blocks = RowBlocks(table, mapping, payload, codec)
 
     def encode(self, first_row: int, row_count: int) -> Encoded:
-        rows = self._table.slice(first_row, row_count)
         decoded = ByteCount()
-        decoded_stream = decoded.tap(_guarded(
-            lambda: encode_rows(rows, self._mapping, self._payload, self._codec)))
+        decoded_stream = decoded.tap(_guarded(lambda: self._blocks.payload(first_row, row_count)))
         sealed_stream, sealed = measure(compress(decoded_stream, self._payload, self._codec))
         return Encoded(sealed_stream, decoded, sealed)
 
 
-def _guarded(start: Callable[[], Iterator[bytes]]) -> Iterator[bytes]:
+def _guarded(start: Callable[[], Iterator[bytes | memoryview]]
+             ) -> Iterator[bytes | memoryview]:
     try:
         yield from start()
     except PayloadEncodingError as error:

@@ -11,6 +11,7 @@ end. Identities always use the canonical half-open scope.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -28,9 +29,15 @@ from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import ChildIdentities, RenderedRequest
 from dpone.contracts.source_parent import SourceParent
 from dpone.executor.seal._payload import payload_extension
-from dpone.grammar import TemplateContext, parse_template
+from dpone.grammar import Template, TemplateContext, parse_template
 
 _SAMPLE_DIGEST = "sha256:" + "0" * 64
+
+
+@functools.lru_cache(maxsize=256)
+def _template(text: str, context: TemplateContext) -> Template:
+    """The parsed template (immutable): one parse per text and context, not one per child."""
+    return parse_template(text, context=context)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +109,7 @@ def scalar_parts(plan: RestDeliveryPlan, values: Mapping[str, str]) -> list[tupl
         if part.value_from is not None:
             parts.append((name, values[part.value_from]))
         elif part.template is not None:
-            template = parse_template(part.template, context=TemplateContext.MULTIPART_SCALAR)
+            template = _template(part.template, TemplateContext.MULTIPART_SCALAR)
             parts.append((name, template.render(values)))
     return parts
 
@@ -134,15 +141,15 @@ def _no_bytes() -> Iterator[bytes]:
 
 def _path_and_query(plan: RestDeliveryPlan, values: Mapping[str, str]) -> str:
     request = plan.profile.snapshot.request
-    path = parse_template(request.path, context=TemplateContext.PATH).render(values)
-    query = [f"{name}={parse_template(text, context=TemplateContext.QUERY).render(values)}"
+    path = _template(request.path, TemplateContext.PATH).render(values)
+    query = [f"{name}={_template(text, TemplateContext.QUERY).render(values)}"
              for name, text in sorted(request.query.items())]
     return path + ("?" + "&".join(query) if query else "")
 
 
 def _headers(plan: RestDeliveryPlan, values: Mapping[str, str]) -> dict[str, str]:
     headers = plan.profile.snapshot.request.headers
-    return {name: parse_template(text, context=TemplateContext.HEADER).render(values)
+    return {name: _template(text, TemplateContext.HEADER).render(values)
             for name, text in sorted(headers.items())}
 
 

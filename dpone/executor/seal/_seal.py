@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow as pa
@@ -25,7 +27,7 @@ from dpone.contracts.sealed import (
 )
 from dpone.contracts.source_parent import SourceParent
 from dpone.executor.seal import _request
-from dpone.executor.seal._oracle import SealingOracle, read_spool
+from dpone.executor.seal._oracle import SealingOracle, Spooled, read_spool
 from dpone.executor.seal._payload import (
     PayloadEncoder,
     payload_extension,
@@ -36,6 +38,10 @@ from dpone.plans import child_plan_digest, plan_children, verify_coverage
 
 Progress = Callable[[int, int], None]
 _HASH_CHUNK = 1 << 20
+PUBLISH_THREADS = 4
+"""Children published at once. A child's publication is mostly waiting (fsync, the network)
+with the GIL released, so a few overlap well; results, progress and the topology stay in child
+order, and every child's bytes and documents are the same as when published one by one."""
 
 
 def _verified_table(parent: SourceParent, path: Path) -> pa.Table:
@@ -98,8 +104,11 @@ class _Sealer:
             self.encoder, table, _request.envelope_overhead(plan, parent, self.extension),
             scratch)
 
-    def _publish_payload(self, child: ChildDescriptor) -> ArtifactRef:
-        """Stream the payload the planner measured (spooled) into the store; no re-encoding."""
+    def spooled(self, child: ChildDescriptor) -> Spooled:
+        """The spool of the payload the planner measured (measured now if it never was).
+
+        Called from one thread only: the oracle is not thread-safe.
+        """
         spooled = self.oracle.take(child.first_row, child.row_count)
         if spooled is None:  # the planner measures every child; spool it if it ever did not
             self.oracle.measure(child.first_row, child.row_count)
@@ -107,9 +116,12 @@ class _Sealer:
         if spooled is None:
             raise DponeError(code="artifacts.unavailable",
                              message=f"child {child.ordinal}: its payload was not spooled")
+        return spooled
+
+    def _publish_payload(self, child: ChildDescriptor, spooled: Spooled) -> ArtifactRef:
+        """Stream the spooled payload into the store; no re-encoding."""
         ref = self.artifacts.put_stream(payload_key(spooled.digest, self.extension),
                                         read_spool(spooled))
-        spooled.path.unlink(missing_ok=True)
         if ref.digest != spooled.digest or ref.size != spooled.sealed_bytes \
                 or spooled.decoded_bytes != child.decoded_bytes:
             raise DponeError(code="artifacts.unavailable",
@@ -117,10 +129,11 @@ class _Sealer:
                                      "from the measured one", details={"key": ref.key})
         return ref
 
-    def seal(self, child: ChildDescriptor) -> SealedChild:
+    def seal(self, child: ChildDescriptor, spooled: Spooled) -> SealedChild:
+        """Publish one child's payload and document (thread-safe: touches no shared state)."""
         keys = _request.child_keys(self.plan, self.parent, child)
         values = _request.symbols(self.plan, keys, child.scope_from, child.scope_to)
-        ref = self._publish_payload(child)
+        ref = self._publish_payload(child, spooled)
         envelope = None
         if self.multipart:
             envelope = _request.envelope(
@@ -151,6 +164,37 @@ class _Sealer:
                            identities=identities, request=rendered)
 
 
+def _seal_children(sealer: _Sealer, children: Sequence[ChildDescriptor],
+                   progress: Progress | None) -> list[SealedChild]:
+    """Every child sealed, in order, up to :data:`PUBLISH_THREADS` at once.
+
+    The first failure in child order is raised, as if published one by one (children after it
+    may be published already: harmless, artifacts are immutable and content-addressed).
+    """
+    sealed: list[SealedChild] = []
+    pending: collections.deque[Future[SealedChild]] = collections.deque()
+
+    def finish_oldest() -> None:
+        sealed.append(pending.popleft().result())
+        if progress is not None:
+            progress(len(sealed), len(children))
+
+    with ThreadPoolExecutor(max_workers=PUBLISH_THREADS,
+                            thread_name_prefix="dpone-seal") as pool:
+        try:
+            for child in children:
+                pending.append(pool.submit(sealer.seal, child, sealer.spooled(child)))
+                if len(pending) >= 2 * PUBLISH_THREADS:
+                    finish_oldest()
+            while pending:
+                finish_oldest()
+        except BaseException:
+            for future in pending:
+                future.cancel()
+            raise
+    return sealed
+
+
 def seal_all(plan: RestDeliveryPlan, plan_digest: str, parent: SourceParent,
              parent_bytes_path: Path, artifacts: ImmutableArtifactPort, *,
              progress: Progress | None = None,
@@ -164,23 +208,22 @@ def seal_all(plan: RestDeliveryPlan, plan_digest: str, parent: SourceParent,
     each sealed child. Deterministic: the same parent, plan and codec libraries give the same
     bytes, digests and ``parent_plan_digest``.
 
-    Each payload is encoded and compressed once, while the planner measures it; the sealed
-    bytes wait in a spool file under a temporary directory in ``scratch_dir`` (the system's
-    temporary directory by default; up to about the parent's compressed size while planning)
-    and are deleted once published or rejected.
+    Each payload is encoded and compressed once, while the planner measures it (row texts are
+    encoded once per block of parent rows and sliced per interval); the sealed bytes wait in
+    one spool file under a temporary directory in ``scratch_dir`` (the system's temporary
+    directory by default; about the sealed size of every interval the planner measured),
+    deleted when sealing ends. Up to :data:`PUBLISH_THREADS` children are published at once.
     """
     table = _verified_table(parent, parent_bytes_path)
-    sealed: list[SealedChild] = []
     with tempfile.TemporaryDirectory(prefix="dpone-seal-", dir=scratch_dir) as scratch:
         sealer = _Sealer(plan, plan_digest, parent, table, artifacts, Path(scratch))
-        children = _plan(plan, parent, sealer.oracle)
-        sealer.oracle.discard_except({(child.first_row, child.row_count)
-                                      for child in children.children})
-        total = len(children.children)
-        for child in children.children:
-            sealed.append(sealer.seal(child))
-            if progress is not None:
-                progress(len(sealed), total)
+        try:
+            children = _plan(plan, parent, sealer.oracle)
+            sealer.oracle.discard_except({(child.first_row, child.row_count)
+                                          for child in children.children})
+            sealed = _seal_children(sealer, children.children, progress)
+        finally:
+            sealer.oracle.close()
     topology_digest = parent_plan_digest(
         frozen_parent_digest=parent.artifact.digest, compiled_plan_digest=plan_digest,
         profile_contract_digest=plan.profile.profile_contract_digest,

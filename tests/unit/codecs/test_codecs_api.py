@@ -35,9 +35,10 @@ TABLE = pa.table({"s": ["a", None], "n": [1, 2]})
 def test_exported_names_are_pinned() -> None:
     assert sorted(dpone.codecs.__all__) == [
         "BLOCK_BYTES", "BOUNDARY_PREFIX", "CODEC_VERSION", "Measurement", "MultipartEnvelope",
-        "PayloadEncodingError", "PayloadIntegrityError", "SLICE_ROWS", "codec_libraries", "compress",
-        "encode_csv", "encode_json_array", "encode_ndjson", "encode_rows", "gzip_header",
-        "gzip_stream", "measure", "raw_stream",
+        "PayloadEncodingError", "PayloadIntegrityError", "RowFrame", "SLICE_ROWS",
+        "codec_libraries", "compress", "encode_csv", "encode_json_array", "encode_ndjson",
+        "encode_rows", "gzip_header", "gzip_stream", "measure", "raw_stream", "row_frame",
+        "row_texts",
     ]
     for name in dpone.codecs.__all__:
         assert hasattr(dpone.codecs, name)
