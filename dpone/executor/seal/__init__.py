@@ -14,9 +14,8 @@ from dpone.executor._exports import lazy_exports
 
 if TYPE_CHECKING:
     from dpone.executor.seal._boundary import SealedBoundary, seal_boundary
-    from dpone.executor.seal._payload import payload_extension, payload_key
+    from dpone.executor.seal._names import payload_extension, payload_filename, payload_key
     from dpone.executor.seal._record import record_seal, seal_record_key
-    from dpone.executor.seal._request import payload_filename
     from dpone.executor.seal._seal import seal_all
 
 __all__ = ["SealedBoundary", "payload_extension", "payload_filename", "payload_key",
@@ -27,10 +26,10 @@ __all__ = ["SealedBoundary", "payload_extension", "payload_filename", "payload_k
 __getattr__ = lazy_exports(__name__, {
     "SealedBoundary": "_boundary",
     "seal_boundary": "_boundary",
-    "payload_extension": "_payload",
-    "payload_key": "_payload",
+    "payload_extension": "_names",
+    "payload_key": "_names",
     "record_seal": "_record",
     "seal_record_key": "_record",
-    "payload_filename": "_request",
+    "payload_filename": "_names",
     "seal_all": "_seal",
 })

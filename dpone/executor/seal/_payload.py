@@ -11,25 +11,7 @@ from dpone.codecs import Measurement, PayloadEncodingError, compress, measure
 from dpone.contracts import DponeError
 from dpone.contracts.mapping import PayloadMapping
 from dpone.contracts.profile import Codec, PayloadFormat
-from dpone.contracts.sealed import PAYLOAD_KEY_PREFIX
 from dpone.executor.seal._rowblocks import RowBlocks
-
-_EXTENSIONS = {"csv": "csv", "ndjson": "ndjson", "json_array": "json"}
-
-
-def payload_extension(payload: PayloadFormat) -> str:
-    """The file extension of a payload: ``csv``, ``ndjson`` or ``json``, plus ``.gz`` if gzipped."""
-    base = _EXTENSIONS.get(payload.format)
-    if base is None:
-        raise DponeError(code="input.invalid_argument",
-                         message=f"payload format {payload.format!r} is a file, not rows; "
-                                 "the sealer encodes rows only")
-    return base + (".gz" if payload.compression == "gzip" else "")
-
-
-def payload_key(digest: str, extension: str) -> str:
-    """Where payload bytes live: ``payloads/sha256/<hex>.<extension>``."""
-    return f"{PAYLOAD_KEY_PREFIX}{digest.removeprefix('sha256:')}.{extension}"
 
 
 def encoding_error(error: PayloadEncodingError) -> DponeError:

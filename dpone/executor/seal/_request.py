@@ -28,7 +28,7 @@ from dpone.contracts.journal import Generation
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import ChildIdentities, RenderedRequest
 from dpone.contracts.source_parent import SourceParent
-from dpone.executor.seal._payload import payload_extension
+from dpone.executor.seal._names import filename
 from dpone.grammar import Template, TemplateContext, parse_template
 
 _SAMPLE_DIGEST = "sha256:" + "0" * 64
@@ -88,19 +88,6 @@ def sample_symbols(plan: RestDeliveryPlan, parent: SourceParent) -> dict[str, st
     day = parent.boundary.from_date
     sample = ChildKeys(generation(plan, parent), _SAMPLE_DIGEST, _SAMPLE_DIGEST)
     return symbols(plan, sample, day, day + dt.timedelta(days=1))
-
-
-def filename(receiver_key: str, extension: str) -> str:
-    """The deterministic multipart filename: ``<hex of receiver_mutation_key>.<extension>``."""
-    return f"{receiver_key.removeprefix('sha256:')}.{extension}"
-
-
-def payload_filename(plan: RestDeliveryPlan, receiver_key: str) -> str | None:
-    """The filename a child of ``plan`` is sent under (None when its body is not multipart)."""
-    body = plan.profile.snapshot.request.body
-    if body.type != "multipart_file":
-        return None
-    return filename(receiver_key, payload_extension(body.payload_format))
 
 
 def scalar_parts(plan: RestDeliveryPlan, values: Mapping[str, str]) -> list[tuple[str, str]]:

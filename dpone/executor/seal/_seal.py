@@ -27,12 +27,9 @@ from dpone.contracts.sealed import (
 )
 from dpone.contracts.source_parent import SourceParent
 from dpone.executor.seal import _request
+from dpone.executor.seal._names import filename, payload_extension, payload_key
 from dpone.executor.seal._oracle import SealingOracle, Spooled, read_spool
-from dpone.executor.seal._payload import (
-    PayloadEncoder,
-    payload_extension,
-    payload_key,
-)
+from dpone.executor.seal._payload import PayloadEncoder
 from dpone.executor.source import open_parent
 from dpone.plans import child_plan_digest, plan_children, verify_coverage
 
@@ -137,7 +134,7 @@ class _Sealer:
         envelope = None
         if self.multipart:
             envelope = _request.envelope(
-                self.plan, values, _request.filename(keys.receiver_mutation_key, self.extension),
+                self.plan, values, filename(keys.receiver_mutation_key, self.extension),
                 ref.size, ref.digest, lambda: self.artifacts.open_stream(ref.key))
         rendered, identities = _request.render_child(self.plan, keys, values, envelope,
                                                      ref.size, ref.digest)
