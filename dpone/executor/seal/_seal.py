@@ -31,14 +31,14 @@ from dpone.executor.seal._payload import (
     payload_extension,
     payload_key,
 )
-from dpone.executor.source import open_parent
-from dpone.plans import child_plan_digest, plan_children, verify_coverage
+from dpone.executor.source import MappedParent
+from dpone.plans import Measured, SizeOracle, child_plan_digest, plan_children, verify_coverage
 
 Progress = Callable[[int, int], None]
 _HASH_CHUNK = 1 << 20
 
 
-def _verified_table(parent: SourceParent, path: Path) -> pa.Table:
+def _verified_table(parent: SourceParent, path: Path) -> MappedParent:
     """The memory-mapped parent table, after checking the file against the parent's digest."""
     hasher = hashlib.sha256()
     with path.open("rb") as handle:
@@ -49,15 +49,33 @@ def _verified_table(parent: SourceParent, path: Path) -> pa.Table:
                          message=f"{path} does not hash to the parent digest "
                                  f"{parent.artifact.digest}",
                          details={"key": parent.artifact.key})
-    table = open_parent(path).read_all()
+    mapped = MappedParent(path)
+    table = mapped.table
     if table.num_rows != parent.row_count:
         raise DponeError(code="artifacts.unavailable",
                          message=f"the parent file holds {table.num_rows} rows, its document "
                                  f"{parent.row_count}", details={"key": parent.artifact.key})
-    return table
+    return mapped
 
 
-def _plan(plan: RestDeliveryPlan, parent: SourceParent, oracle: SealingOracle) -> ChildPlan:
+class _Releasing:
+    """The sealer's oracle for the planner; after each exact measurement (one encode of an
+    interval) the parent's pages read so far leave the process's resident memory."""
+
+    def __init__(self, oracle: SealingOracle, parent: MappedParent) -> None:
+        self._oracle = oracle
+        self._parent = parent
+
+    def estimate(self, first_row: int, row_count: int) -> Measured:
+        return self._oracle.estimate(first_row, row_count)
+
+    def measure(self, first_row: int, row_count: int) -> Measured:
+        measured = self._oracle.measure(first_row, row_count)
+        self._parent.release()
+        return measured
+
+
+def _plan(plan: RestDeliveryPlan, parent: SourceParent, oracle: SizeOracle) -> ChildPlan:
     """The children of ``parent`` (nothing sealed yet); refuses a plan pinned to another
     planner version, or a boundary over the plan's child budget (``limits.max_children``)."""
     if plan.planner_algorithm_version != PLANNER_ALGORITHM_VERSION:
@@ -169,16 +187,17 @@ def seal_all(plan: RestDeliveryPlan, plan_digest: str, parent: SourceParent,
     temporary directory by default; up to about the parent's compressed size while planning)
     and are deleted once published or rejected.
     """
-    table = _verified_table(parent, parent_bytes_path)
+    mapped = _verified_table(parent, parent_bytes_path)
     sealed: list[SealedChild] = []
     with tempfile.TemporaryDirectory(prefix="dpone-seal-", dir=scratch_dir) as scratch:
-        sealer = _Sealer(plan, plan_digest, parent, table, artifacts, Path(scratch))
-        children = _plan(plan, parent, sealer.oracle)
+        sealer = _Sealer(plan, plan_digest, parent, mapped.table, artifacts, Path(scratch))
+        children = _plan(plan, parent, _Releasing(sealer.oracle, mapped))
         sealer.oracle.discard_except({(child.first_row, child.row_count)
                                       for child in children.children})
         total = len(children.children)
         for child in children.children:
             sealed.append(sealer.seal(child))
+            mapped.release()
             if progress is not None:
                 progress(len(sealed), total)
     topology_digest = parent_plan_digest(
