@@ -59,15 +59,18 @@ def _verified_table(parent: SourceParent, path: Path) -> MappedParent:
 
 
 class _Releasing:
-    """The sealer's oracle for the planner; after each exact measurement (one encode of an
-    interval) the parent's pages read so far leave the process's resident memory."""
+    """The sealer's oracle for the planner; after each estimate (string lengths of an interval)
+    and each exact measurement (one encode of an interval) the parent's pages read so far leave
+    the process's resident memory."""
 
     def __init__(self, oracle: SealingOracle, parent: MappedParent) -> None:
         self._oracle = oracle
         self._parent = parent
 
     def estimate(self, first_row: int, row_count: int) -> Measured:
-        return self._oracle.estimate(first_row, row_count)
+        estimated = self._oracle.estimate(first_row, row_count)
+        self._parent.release()
+        return estimated
 
     def measure(self, first_row: int, row_count: int) -> Measured:
         measured = self._oracle.measure(first_row, row_count)

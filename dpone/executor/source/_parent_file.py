@@ -34,6 +34,7 @@ class MappedParent:
         with open(path, "rb") as handle:
             self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         self.table: pa.Table = ipc.open_file(pa.BufferReader(pa.py_buffer(self._map))).read_all()
+        self.release()  # the pages read for the batches' metadata
 
     def release(self) -> None:
         """Drop the mapped pages from this process's resident memory (not from the file)."""
