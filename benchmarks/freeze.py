@@ -1,6 +1,6 @@
 """Freezing a CSV source into the sorted parent, next to a bare pyarrow read + sort + write.
 
-Run: ``.venv/bin/python benchmarks/freeze.py [--rows N ...] [--repeat K] [--seed S]``
+Run: ``.venv/bin/python benchmarks/freeze.py [--rows N ...] [--repeat K] [--seed S] [--dpone DIR]``
 (default ``--rows 2000000``; give ``--rows`` twice, e.g. ``--rows 2000000 --rows 20000000``, to
 compare the peak memory of two sizes; about 20 s per million rows on 2 cores, most of it
 writing the synthetic CSV).
@@ -167,13 +167,15 @@ def synthetic_csv(path: Path, rows: int, seed: int) -> None:
                                           day, first, min(BLOCK_ROWS, count - first), count))
 
 
-def run_child(mode: str, registry: Path, scratch: Path) -> dict[str, float | int | str | None]:
+def run_child(mode: str, registry: Path, scratch: Path, dpone_root: Path
+              ) -> dict[str, float | int | str | None]:
     out = scratch / mode
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = {**os.environ,
+           "PYTHONPATH": os.pathsep.join([str(dpone_root), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, "-c", CHILD, mode, str(registry), str(out)], env=env,
-                          capture_output=True, text=True, check=False, cwd=ROOT)
+                          capture_output=True, text=True, check=False, cwd=dpone_root)
     if done.returncode:
         raise RuntimeError(f"{mode} failed:\n{done.stderr}")
     result: dict[str, float | int | str | None] = json.loads(done.stdout.splitlines()[-1])
@@ -185,7 +187,8 @@ def _median(runs: list[dict[str, float | int | str | None]], key: str) -> float:
     return float(statistics.median(float(run[key] or 0) for run in runs))
 
 
-def measure(rows: int, repeat: int, seed: int, scratch: Path) -> dict[str, float]:
+def measure(rows: int, repeat: int, seed: int, scratch: Path, dpone_root: Path
+            ) -> dict[str, float]:
     registry = scratch / f"registry-{rows}"
     shutil.copytree(EXAMPLES, registry, ignore=shutil.ignore_patterns("data"))
     (registry / "data").mkdir()
@@ -197,7 +200,7 @@ def measure(rows: int, repeat: int, seed: int, scratch: Path) -> dict[str, float
     runs: dict[str, list[dict[str, float | int | str | None]]] = {"freeze": [], "bare": []}
     for _ in range(repeat):
         for mode in ("bare", "freeze"):
-            runs[mode].append(run_child(mode, registry, scratch))
+            runs[mode].append(run_child(mode, registry, scratch, dpone_root))
     digests = sorted({str(run["digest"]) for run in runs["freeze"]})
     bare_s = _median(runs["bare"], "s")
     print(f"{'stage':<8} {'rows':>12} {'s':>7} {'rows/s':>11} {'vs bare':>8} {'base MB':>8} "
@@ -219,13 +222,18 @@ def main() -> None:
                         help="synthetic rows (repeat the option to compare sizes)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--dpone", type=Path, default=ROOT,
+                        help="the checkout whose dpone the freeze runs (default: this one), "
+                             "e.g. another worktree to compare before and after")
     args = parser.parse_args()
     sizes: list[int] = args.rows or [2_000_000]
     print(f"== freeze benchmark: sizes {', '.join(f'{n:,}' for n in sizes)}; "
-          f"{args.repeat} alternating bare/freeze subprocess pair(s) per size, medians")
+          f"{args.repeat} alternating bare/freeze subprocess pair(s) per size, medians; "
+          f"dpone from {args.dpone}")
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="dpone-bench-freeze-") as scratch:
-        results = [measure(rows, args.repeat, args.seed, Path(scratch)) for rows in sizes]
+        results = [measure(rows, args.repeat, args.seed, Path(scratch), args.dpone.resolve())
+                   for rows in sizes]
     if len(sizes) > 1:
         first, last = results[0], results[-1]
         print(f"\npeak RSS of freeze, {sizes[-1]:,} / {sizes[0]:,} rows: "

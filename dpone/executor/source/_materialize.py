@@ -154,7 +154,7 @@ class ParentBuilder:
             if len({batch.day for batch in group}) == 1 and group_rows > budget_rows:
                 days.append((group[0].day, group_rows))
                 for bucket in _split.buckets(functools.partial(spill.read, group), spill.schema,
-                                             group_rows, budget_rows, self._options):
+                                             group_rows, budget_rows, self._options, self._order):
                     self._sorted_into(writer, bucket)
             else:
                 rows = pa.Table.from_batches(list(spill.read(group)), schema=spill.schema)

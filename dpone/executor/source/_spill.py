@@ -80,7 +80,8 @@ class Spill:
             self._source.close()
 
     def add_chunk(self, batches: Iterable[pa.RecordBatch]) -> None:
-        """Append one chunk: its rows in day order, cut at day boundaries."""
+        """Append one chunk: its rows in day order, in batches of up to :data:`SPILL_BATCH_ROWS`
+        rows of one day each (copied one batch at a time from the reader's smaller batches)."""
         if self._writer is None:
             raise RuntimeError("the spill is closed for writing")
         table = in_day_order(pa.Table.from_batches(list(batches), schema=self._schema),
@@ -89,10 +90,9 @@ class Spill:
         for day, rows in day_runs(table.column(self._scope_field).combine_chunks()):
             for start in range(first, first + rows, SPILL_BATCH_ROWS):
                 size = min(SPILL_BATCH_ROWS, first + rows - start)
-                for part in table.slice(start, size).to_batches():
-                    if part.num_rows:
-                        self._writer.write_batch(part)
-                        self.batches.append(SpillBatch(len(self.batches), day, part.num_rows))
+                part = table.slice(start, size).combine_chunks().to_batches()[0]
+                self._writer.write_batch(part)
+                self.batches.append(SpillBatch(len(self.batches), day, size))
             first += rows
         self.rows += table.num_rows
         self.nbytes += table.nbytes

@@ -1,19 +1,20 @@
 """Split one scope day that holds more rows than the memory budget into ordered buckets.
 
-The day's rows are read from the spill three times, batch by batch. A sample (every k-th row)
-gives splitter rows at its quantiles. Each row's bucket is the number of splitters that sort
-before it or tie with it, found by sorting the splitters together with one batch of rows under
-the parent's own sort options (the splitters first, so a tie counts them as before), so a
-bucket is an interval of the parent's order whatever the splitters are: every row of bucket
-``j`` sorts strictly before every row of bucket ``j + 1`` and equal rows share a bucket. Each
-bucket then holds its rows in input order, ready for the same stable sort as any other group.
-The splitters only decide the buckets' sizes (about the budget for a day without many equal
-rows), never the parent's bytes.
+The day's rows are read from the spill batch by batch: once to sample every k-th row, whose
+quantiles become the splitter rows; once to give each row its bucket, the number of splitters
+that sort before it or tie with it (compared column by column in the parent's order, nulls
+last, NaN after every number, ``-0.0`` equal to ``0.0``: the order of ``pc.sort_indices``);
+then once per bucket to collect its rows. Whatever the splitters are, a bucket is an interval of
+the parent's order: every row of bucket ``j`` sorts strictly before every row of bucket
+``j + 1`` and equal rows share a bucket. Each bucket holds its rows in input order, ready for the
+same stable sort as any other group. The splitters only decide the buckets' sizes (about the
+budget for a day without many equal rows), never the parent's bytes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import math
+from collections.abc import Callable, Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -34,24 +35,48 @@ def _splitters(read: Batches, schema: pa.Schema, rows: int, buckets: int,
     return sample.take(order.take(pa.array(positions, pa.int64())))
 
 
-def _bucket_ids(batch: pa.RecordBatch, splitters: pa.Table, options: pc.SortOptions) -> pa.Array:
+def _before(batch: pa.RecordBatch, splitter: pa.Table, order: Sequence[str]) -> pa.Array:
+    """Which rows of ``batch`` sort strictly before the one-row ``splitter`` (nulls last, NaN
+    after every number, ``-0.0`` equal to ``0.0``: the order of ``pc.sort_indices``).
+
+    Compared column by column; only rows tied on every earlier column look at the next one.
+    """
+    before = pa.array([False] * batch.num_rows, pa.bool_())
+    tied: pa.Array | None = None
+    for name in order:
+        values = batch.column(name)
+        value = splitter.column(name)[0]
+        if not value.is_valid:
+            less, equal = pc.is_valid(values), pc.is_null(values)
+        elif isinstance(value.as_py(), float) and math.isnan(value.as_py()):
+            nan = pc.fill_null(pc.is_nan(values), False)
+            less, equal = pc.and_(pc.is_valid(values), pc.invert(nan)), nan
+        else:
+            less = pc.fill_null(pc.less(values, value), False)
+            equal = pc.fill_null(pc.equal(values, value), False)
+        before = pc.or_(before, less if tied is None else pc.and_(tied, less))
+        tied = equal if tied is None else pc.and_(tied, equal)
+        if not pc.any(tied).as_py():
+            break
+    return before
+
+
+def _bucket_ids(batch: pa.RecordBatch, splitters: pa.Table, order: Sequence[str]) -> pa.Array:
     """For each row of ``batch``, how many splitters sort before it or tie with it."""
-    count = splitters.num_rows
-    combined = pa.concat_tables([splitters, pa.Table.from_batches([batch])]).combine_chunks()
-    order = pc.sort_indices(combined, options=options)
-    is_splitter = pc.less(order, count)
-    seen = pc.cumulative_sum(is_splitter.cast(pa.int32()))
-    rows = pc.invert(is_splitter)
-    return pc.scatter(seen.filter(rows), pc.subtract(order.filter(rows), count))
+    ids = pa.array([0] * batch.num_rows, pa.int32())
+    for index in range(splitters.num_rows):
+        not_before = pc.invert(_before(batch, splitters.slice(index, 1), order))
+        ids = pc.add(ids, not_before.cast(pa.int32()))
+    return ids
 
 
 def buckets(read: Batches, schema: pa.Schema, rows: int, budget_rows: int,
-            options: pc.SortOptions) -> Iterator[pa.Table]:
+            options: pc.SortOptions, order: Sequence[str]) -> Iterator[pa.Table]:
     """The rows ``read()`` yields (``rows`` of them), in buckets of about ``budget_rows`` rows,
     buckets in the order of ``options``, rows in each bucket in input order."""
     count = max(2, -(-rows // max(budget_rows, 1)))
     splitters = _splitters(read, schema, rows, count, options)
-    ids = [_bucket_ids(batch, splitters, options) for batch in read()]
+    ids = [_bucket_ids(batch, splitters, order) for batch in read()]
     for bucket in range(count):
         parts = [batch.filter(pc.equal(batch_ids, bucket))
                  for batch, batch_ids in zip(read(), ids, strict=True)]

@@ -16,7 +16,7 @@ from unittest import mock
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from dpone.executor.source import _materialize, _parent_writer, _spill, _split, freeze_source
@@ -111,10 +111,14 @@ _row = st.tuples(
 
 @st.composite
 def _rows(draw: st.DrawFn) -> list[tuple[object, ...]]:
-    """Rows drawn from a small pool, so that many rows tie on every column; a tied 0.0 or NaN
-    may be written with its sign bit set (other bytes that sort equal), so only a stable sort
-    in input order gives the reference bytes."""
-    pool = draw(st.lists(_row, min_size=1, max_size=5))
+    """Rows drawn from a small pool of variants of one row (each differs from it in one
+    column), so that rows tie on every prefix of the order and on every column; a tied 0.0 or
+    NaN may be written with its sign bit set (other bytes that sort equal), so only a stable
+    sort in input order gives the reference bytes."""
+    base = draw(_row)
+    variants = draw(st.lists(st.tuples(st.integers(0, len(base) - 1), _row), max_size=6))
+    pool = [base, *((*base[:k], other[k], *base[k + 1:]) for k, other in variants),
+            *draw(st.lists(_row, max_size=2))]
     picks = draw(st.lists(st.tuples(st.integers(0, len(pool) - 1), st.booleans()),
                           min_size=2, max_size=160))
     rows = []
@@ -158,8 +162,17 @@ def _built(table: pa.Table, cuts: list[int], budget: int, path: Path) -> bytes:
     return path.read_bytes()
 
 
+_ZERO = (_DAYS[0], "S-1", None, 0.0, 1, None, _INSTANTS[0], True)
+_NEGATIVE_ZERO = (*_ZERO[:3], -0.0, *_ZERO[4:])
+_NEXT_DAY = (_DAYS[1], *_ZERO[1:])
+
+
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@example(rows=[_ZERO, _NEGATIVE_ZERO, _ZERO, _NEGATIVE_ZERO, _NEXT_DAY] * 3,
+         cuts=[1, 2, 3, 5, 7], budget_share=0.3, parent_batch=4, spill_batch=3)
+@example(rows=[_ZERO, _NEGATIVE_ZERO, _ZERO, _NEGATIVE_ZERO, _NEXT_DAY] * 3,
+         cuts=[1, 2, 3, 5, 7], budget_share=0.9, parent_batch=4, spill_batch=3)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=_rows(), cuts=st.lists(st.integers(0, 160), max_size=6),
        budget_share=st.floats(0.02, 1.5), parent_batch=st.integers(1, 40),
        spill_batch=st.integers(1, 9))
@@ -182,3 +195,21 @@ def test_no_budget_or_chunking_changes_the_parent_bytes(
 
 def test_the_default_budget_is_bounded() -> None:
     assert 1 << 20 <= _materialize.MEMORY_BUDGET <= 64 << 20
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows=_rows(), pick=st.integers(0, 1_000))
+def test_a_row_sorts_before_a_splitter_exactly_when_the_sort_puts_it_first(
+        rows: list[tuple[object, ...]], pick: int) -> None:
+    """The splitters' row comparison agrees with ``pc.sort_indices`` in the parent's order
+    (nulls last, NaN after numbers, -0.0 equal to 0.0, a tie is not "before")."""
+    table = _table(rows)
+    splitter = table.slice(pick % table.num_rows, 1)
+    _keys, order = sort_order(MAPPING, SCOPE)
+    options = pc.SortOptions([(name, "ascending", "at_end") for name in order])
+    ranked: list[int] = pc.sort_indices(pa.concat_tables([splitter, table]),
+                                        options=options).to_pylist()
+    first = set(ranked[:ranked.index(0)])
+    expected = [index + 1 in first for index in range(table.num_rows)]
+    batch = table.combine_chunks().to_batches()[0]
+    assert _split._before(batch, splitter, order).to_pylist() == expected
