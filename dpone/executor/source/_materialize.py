@@ -156,6 +156,8 @@ class ParentBuilder:
                 for bucket in _split.buckets(functools.partial(spill.read, group), spill.schema,
                                              group_rows, budget_rows, self._options, self._order):
                     self._sorted_into(writer, bucket)
+                    del bucket
+                    _release()
             else:
                 rows = pa.Table.from_batches(list(spill.read(group)), schema=spill.schema)
                 days.extend(self._sorted_into(writer, rows))

@@ -76,7 +76,8 @@ def buckets(read: Batches, schema: pa.Schema, rows: int, budget_rows: int,
     buckets in the order of ``options``, rows in each bucket in input order."""
     count = max(2, -(-rows // max(budget_rows, 1)))
     splitters = _splitters(read, schema, rows, count, options)
-    ids = [_bucket_ids(batch, splitters, order) for batch in read()]
+    narrow = pa.int16() if count < 1 << 15 else pa.int32()
+    ids = [_bucket_ids(batch, splitters, order).cast(narrow) for batch in read()]
     for bucket in range(count):
         parts = [batch.filter(pc.equal(batch_ids, bucket))
                  for batch, batch_ids in zip(read(), ids, strict=True)]
