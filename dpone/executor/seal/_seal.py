@@ -30,8 +30,8 @@ from dpone.executor.seal import _request
 from dpone.executor.seal._names import filename, payload_extension, payload_key
 from dpone.executor.seal._oracle import SealingOracle, Spooled, read_spool
 from dpone.executor.seal._payload import PayloadEncoder
-from dpone.executor.source import open_parent
-from dpone.plans import child_plan_digest, plan_children, verify_coverage
+from dpone.executor.source import MappedParent
+from dpone.plans import Measured, SizeOracle, child_plan_digest, plan_children, verify_coverage
 
 Progress = Callable[[int, int], None]
 _HASH_CHUNK = 1 << 20
@@ -41,7 +41,7 @@ with the GIL released, so a few overlap well; results, progress and the topology
 order, and every child's bytes and documents are the same as when published one by one."""
 
 
-def _verified_table(parent: SourceParent, path: Path) -> pa.Table:
+def _verified_table(parent: SourceParent, path: Path) -> MappedParent:
     """The memory-mapped parent table, after checking the file against the parent's digest."""
     hasher = hashlib.sha256()
     with path.open("rb") as handle:
@@ -52,15 +52,36 @@ def _verified_table(parent: SourceParent, path: Path) -> pa.Table:
                          message=f"{path} does not hash to the parent digest "
                                  f"{parent.artifact.digest}",
                          details={"key": parent.artifact.key})
-    table = open_parent(path).read_all()
+    mapped = MappedParent(path)
+    table = mapped.table
     if table.num_rows != parent.row_count:
         raise DponeError(code="artifacts.unavailable",
                          message=f"the parent file holds {table.num_rows} rows, its document "
                                  f"{parent.row_count}", details={"key": parent.artifact.key})
-    return table
+    return mapped
 
 
-def _plan(plan: RestDeliveryPlan, parent: SourceParent, oracle: SealingOracle) -> ChildPlan:
+class _Releasing:
+    """The sealer's oracle for the planner; after each estimate (string lengths of an interval)
+    and each exact measurement (one encode of an interval) the parent's pages read so far leave
+    the process's resident memory."""
+
+    def __init__(self, oracle: SealingOracle, parent: MappedParent) -> None:
+        self._oracle = oracle
+        self._parent = parent
+
+    def estimate(self, first_row: int, row_count: int) -> Measured:
+        estimated = self._oracle.estimate(first_row, row_count)
+        self._parent.release()
+        return estimated
+
+    def measure(self, first_row: int, row_count: int) -> Measured:
+        measured = self._oracle.measure(first_row, row_count)
+        self._parent.release()
+        return measured
+
+
+def _plan(plan: RestDeliveryPlan, parent: SourceParent, oracle: SizeOracle) -> ChildPlan:
     """The children of ``parent`` (nothing sealed yet); refuses a plan pinned to another
     planner version, or a boundary over the plan's child budget (``limits.max_children``)."""
     if plan.planner_algorithm_version != PLANNER_ALGORITHM_VERSION:
@@ -162,8 +183,9 @@ class _Sealer:
 
 
 def _seal_children(sealer: _Sealer, children: Sequence[ChildDescriptor],
-                   progress: Progress | None) -> list[SealedChild]:
-    """Every child sealed, in order, up to :data:`PUBLISH_THREADS` at once.
+                   progress: Progress | None, release: Callable[[], None]) -> list[SealedChild]:
+    """Every child sealed, in order, up to :data:`PUBLISH_THREADS` at once; ``release()`` after
+    each child is encoded drops the parent pages read for it from resident memory.
 
     The first failure in child order is raised, as if published one by one (children after it
     may be published already: harmless, artifacts are immutable and content-addressed).
@@ -181,6 +203,7 @@ def _seal_children(sealer: _Sealer, children: Sequence[ChildDescriptor],
         try:
             for child in children:
                 pending.append(pool.submit(sealer.seal, child, sealer.spooled(child)))
+                release()
                 if len(pending) >= 2 * PUBLISH_THREADS:
                     finish_oldest()
             while pending:
@@ -211,16 +234,17 @@ def seal_all(plan: RestDeliveryPlan, plan_digest: str, parent: SourceParent,
     directory by default; about the sealed size of every interval the planner measured),
     deleted when sealing ends. Up to :data:`PUBLISH_THREADS` children are published at once.
     """
-    table = _verified_table(parent, parent_bytes_path)
+    mapped = _verified_table(parent, parent_bytes_path)
     with tempfile.TemporaryDirectory(prefix="dpone-seal-", dir=scratch_dir) as scratch:
-        sealer = _Sealer(plan, plan_digest, parent, table, artifacts, Path(scratch))
+        sealer = _Sealer(plan, plan_digest, parent, mapped.table, artifacts, Path(scratch))
         try:
-            children = _plan(plan, parent, sealer.oracle)
+            children = _plan(plan, parent, _Releasing(sealer.oracle, mapped))
             sealer.oracle.discard_except({(child.first_row, child.row_count)
                                           for child in children.children})
-            sealed = _seal_children(sealer, children.children, progress)
+            sealed = _seal_children(sealer, children.children, progress, mapped.release)
         finally:
             sealer.oracle.close()
+            mapped.release()
     topology_digest = parent_plan_digest(
         frozen_parent_digest=parent.artifact.digest, compiled_plan_digest=plan_digest,
         profile_contract_digest=plan.profile.profile_contract_digest,

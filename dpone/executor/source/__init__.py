@@ -7,11 +7,12 @@ connection ref (:func:`source_dsn`), resolved by the caller and passed in.
 
 from dpone.executor.source._connection import source_dsn
 from dpone.executor.source._freeze import freeze_source, parent_document_key, parent_key
-from dpone.executor.source._materialize import PARENT_BATCH_ROWS
-from dpone.executor.source._parent_file import open_parent
+from dpone.executor.source._parent_file import MappedParent, open_parent
+from dpone.executor.source._parent_writer import PARENT_BATCH_ROWS
 
 __all__ = [
     "PARENT_BATCH_ROWS",
+    "MappedParent",
     "freeze_source",
     "open_parent",
     "parent_document_key",

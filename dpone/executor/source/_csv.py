@@ -22,7 +22,12 @@ from dpone.contracts.source_parent import ParentSource
 from dpone.executor.source import _failures, _reading
 from dpone.executor.source._file import PinnedFile
 
-_READ_OPTIONS = pa_csv.ReadOptions(use_threads=True, block_size=1 << 22)
+# pyarrow reads up to 32 blocks ahead of the parser: small blocks keep that read-ahead small.
+# A record longer than a block cannot be parsed, so the read restarts with larger blocks at the
+# record that failed (the rows before it are skipped, not read twice).
+_BLOCK_SIZE = 1 << 19
+_MAX_BLOCK_SIZE = 1 << 27
+_STRADDLING = "straddling object"
 _HEADER_OPTIONS = pa_csv.ReadOptions(use_threads=False, block_size=1 << 20)
 _PROBE_OPTIONS = pa_csv.ReadOptions(use_threads=False)
 _MALFORMED = ("the CSV file is empty or malformed (no header, a record with the wrong number of "
@@ -34,9 +39,12 @@ class CsvFileReader:
         self._pinned = PinnedFile(path)
         self._mapping = mapping
         self._types = _reading.source_types(mapping)
+        self._block_size = _BLOCK_SIZE
+        self._record = 1
 
     def _open(self, types: dict[str, pa.DataType]) -> pa_csv.CSVStreamingReader:
-        return pa_csv.open_csv(self._pinned.path, read_options=_READ_OPTIONS,
+        options = pa_csv.ReadOptions(use_threads=True, block_size=self._block_size)
+        return pa_csv.open_csv(self._pinned.path, read_options=options,
                                parse_options=_reading.CSV_PARSE_OPTIONS,
                                convert_options=_reading.csv_convert_options(types, list(types)))
 
@@ -58,16 +66,31 @@ class CsvFileReader:
     def batches(self) -> Iterator[tuple[int, pa.RecordBatch]]:
         _reading.require_columns(self._mapping, self._header(), "the CSV header")
         record = 1
-        try:
-            reader = self._open(self._types)
-            for raw in reader:
-                yield record, _reading.mapped_batch(self._mapping, raw)
-                record += raw.num_rows
-        except pa.ArrowInvalid:
-            raise self._diagnose() from None
-        except OSError as exc:
-            raise _failures.unavailable("the source file cannot be read",
-                                        errno=exc.errno) from None
+        while True:
+            try:
+                yield from self._batches_from(record)
+                return
+            except pa.ArrowInvalid as exc:
+                if _STRADDLING not in str(exc) or self._block_size >= _MAX_BLOCK_SIZE:
+                    raise self._diagnose() from None
+                self._block_size *= 8
+                record = self._record
+            except OSError as exc:
+                raise _failures.unavailable("the source file cannot be read",
+                                            errno=exc.errno) from None
+
+    def _batches_from(self, record: int) -> Iterator[tuple[int, pa.RecordBatch]]:
+        """The mapped batches from data record ``record`` on (``self._record`` follows)."""
+        self._record = record
+        skip = record - 1
+        for raw in self._open(self._types):
+            if skip >= raw.num_rows:
+                skip -= raw.num_rows
+                continue
+            part = raw.slice(skip) if skip else raw
+            skip = 0
+            yield self._record, _reading.mapped_batch(self._mapping, part)
+            self._record += part.num_rows
 
     def _fails(self, types: dict[str, pa.DataType]) -> bool:
         try:

@@ -24,7 +24,8 @@ from dpone.contracts.source_parent import (
 from dpone.executor.source import _arrow, _file
 from dpone.executor.source._boundary import Selection
 from dpone.executor.source._csv import CsvFileReader
-from dpone.executor.source._materialize import ParentBuilder, file_chunks, sort_order
+from dpone.executor.source._materialize import MEMORY_BUDGET, ParentBuilder, sort_order
+from dpone.executor.source._parent_writer import file_chunks
 from dpone.executor.source._parquet import ParquetFileReader
 from dpone.executor.source._reading import SourceReader
 
@@ -104,8 +105,8 @@ def _published(ref: ArtifactRef, digest: str, size: int) -> ArtifactRef:
 
 def freeze_source(plan: RestDeliveryPlan, *, registry_root: Path, interval_start: dt.date,
                   interval_end: dt.date, artifacts: ImmutableArtifactPort,
-                  postgres_dsn: Secret | str | None = None, scratch_dir: Path | None = None
-                  ) -> SourceParent:
+                  postgres_dsn: Secret | str | None = None, scratch_dir: Path | None = None,
+                  memory_budget: int = MEMORY_BUDGET) -> SourceParent:
     """Read the plan's source for ``[interval_start, interval_end)``, map, sort and publish it.
 
     The parent's IPC file goes to ``parents/sha256/<hex>.arrow`` and the returned document to
@@ -113,7 +114,11 @@ def freeze_source(plan: RestDeliveryPlan, *, registry_root: Path, interval_start
     snapshot stays open until both are published and is closed before this returns. A file
     source is read from ``registry_root / plan.source.registry_path``, a PostgreSQL source
     through ``postgres_dsn`` (see :func:`source_dsn`); ``scratch_dir`` holds the
-    temporary copy of the parent while it is hashed (default: the system temporary directory).
+    temporary copy of the parent while it is published (default: the system temporary directory)
+    and, when the boundary holds more than ``memory_budget`` bytes of Arrow data, a spill of the
+    rows about as large as the parent: the freeze then holds about twice that budget in memory
+    whatever the size of the boundary (:mod:`dpone.executor.source._materialize`). The budget
+    changes no byte of the parent.
     """
     if interval_end < interval_start:
         raise DponeError(code="input.invalid_argument",
@@ -124,16 +129,17 @@ def freeze_source(plan: RestDeliveryPlan, *, registry_root: Path, interval_start
     mapping = plan.mapping
     schema = _arrow.parent_schema(mapping, _metadata(plan, boundary))
     selection = Selection(mapping, scope, interval_start, interval_end)
-    builder = ParentBuilder(mapping, scope.name, schema)
-    with _reader(plan, scope, boundary, registry_root, postgres_dsn) as reader:
+    with _reader(plan, scope, boundary, registry_root, postgres_dsn) as reader, \
+            tempfile.TemporaryDirectory(prefix="dpone-parent-", dir=scratch_dir) as scratch, \
+            ParentBuilder(mapping, scope.name, schema, scratch=Path(scratch),
+                          memory_budget=memory_budget) as builder:
         for first_record, batch in reader.batches():
             builder.add(selection.apply(batch, first_record))
         source_version = reader.version()
-        with tempfile.TemporaryDirectory(prefix="dpone-parent-", dir=scratch_dir) as scratch:
-            written = builder.write(Path(scratch) / "parent.arrow")
-            ref = _published(artifacts.put_stream(parent_key(written.digest),
-                                                  file_chunks(written.path)),
-                             written.digest, written.size)
+        written = builder.write(Path(scratch) / "parent.arrow")
+        ref = _published(artifacts.put_stream(parent_key(written.digest),
+                                              file_chunks(written.path)),
+                         written.digest, written.size)
         keys, _order = sort_order(mapping, scope.name)
         parent = SourceParent(
             artifact=ref,

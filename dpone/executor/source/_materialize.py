@@ -1,40 +1,36 @@
-"""Collect the bounded rows, sort them, and write the parent as one deterministic IPC file.
+"""Sort the bounded rows into the parent in bounded memory.
 
-Peak memory is the parent's columns plus one column while the collected batches are joined, plus
-the sort permutation and one output batch: the permutation is applied one record batch at a
-time. The file has fixed-size record batches, no compression and the schema metadata the caller
-gives, so the same rows always give the same bytes.
+The parent's order is the scope day, the declared sort keys, then every other column, nulls
+last; rows that tie on all of them keep their input order (a stable sort). Rows are collected
+up to ``memory_budget`` bytes of Arrow data. When all of them fit, they are sorted in memory.
+Otherwise each full chunk goes to a spill file on scratch disk in day order
+(:class:`~dpone.executor.source._spill.Spill`) and the parent is written group by group: runs
+of whole days that fit the budget together are read back (input order kept), sorted and
+appended; a day bigger than the budget is split into ordered buckets first
+(:mod:`~dpone.executor.source._split`). Each group holds whole days and is an interval of the
+parent's order, so the parent has the same bytes whatever the budget, the chunking of the input
+or the number of threads: only the peak memory changes, about twice the budget (a group and its
+sorted copy) plus one record batch, and a bucket of rows that are all equal to each other.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
+import functools
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyarrow import ipc
 
-from dpone.contracts import DponeError
 from dpone.contracts.mapping import PayloadMapping
-from dpone.contracts.source_parent import ScopeIndexEntry
-from dpone.executor.source import _arrow
+from dpone.executor.source import _split
+from dpone.executor.source._parent_writer import ParentWriter, WrittenParent, scope_index
+from dpone.executor.source._spill import Spill, SpillBatch, day_runs
 
-PARENT_BATCH_ROWS = 65_536
-_HASH_CHUNK = 1 << 20
-_WRITE_OPTIONS = ipc.IpcWriteOptions(compression=None, use_threads=False)
-
-
-@dataclass(frozen=True, slots=True)
-class WrittenParent:
-    path: Path
-    digest: str
-    size: int
-    row_count: int
-    scope_index: tuple[ScopeIndexEntry, ...]
+MEMORY_BUDGET = 16 << 20
+_EPOCH = dt.date(1970, 1, 1)
 
 
 def sort_order(mapping: PayloadMapping, scope_field: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -44,117 +40,149 @@ def sort_order(mapping: PayloadMapping, scope_field: str) -> tuple[tuple[str, ..
     return keys, keys + rest
 
 
-def file_chunks(path: Path, size: int = _HASH_CHUNK) -> Iterator[bytes]:
-    with open(path, "rb") as handle:
-        while chunk := handle.read(size):
-            yield chunk
+def _is_sorted(table: pa.Table, order: Sequence[str]) -> bool:
+    """Whether the rows are already in the parent's order, so the stable sort keeps them.
 
-
-def _not_intact(what: str) -> DponeError:
-    return DponeError(code="artifacts.unavailable",
-                      message=f"the parent file did not read back intact: {what}")
+    Checked column by column over adjacent pairs: only a row pair tied on every earlier column
+    is compared on the next one. A column with nulls or NaN answers no (the sort is then run).
+    """
+    if table.num_rows < 2:
+        return True
+    tied: pa.Array | None = None
+    for name in order:
+        column = table.column(name)
+        if column.null_count or (pa.types.is_floating(column.type)
+                                 and pc.any(pc.is_nan(column)).as_py()):
+            return False
+        before, after = column[:-1], column[1:]
+        inverted = pc.less(after, before)
+        if tied is not None:
+            inverted = pc.and_(inverted, tied)
+        if pc.any(inverted).as_py():
+            return False
+        equal = pc.equal(after, before)
+        tied = equal if tied is None else pc.and_(tied, equal)
+        if not pc.any(tied).as_py():
+            return True
+    return True
 
 
 class ParentBuilder:
-    """Accumulates mapped, bounded batches column by column, then writes the sorted parent."""
+    """Accumulates mapped, bounded batches, then writes the sorted parent."""
 
-    def __init__(self, mapping: PayloadMapping, scope_field: str, schema: pa.Schema) -> None:
-        self._mapping = mapping
+    def __init__(self, mapping: PayloadMapping, scope_field: str, schema: pa.Schema, *,
+                 scratch: Path, memory_budget: int = MEMORY_BUDGET) -> None:
         self._scope_field = scope_field
         self._schema = schema
-        self._chunks: list[list[pa.Array]] = [[] for _ in mapping.columns]
-        self._rows = 0
+        self._types = [column.type for column in mapping.columns]
+        _keys, self._order = sort_order(mapping, scope_field)
+        self._options = pc.SortOptions([(name, "ascending", "at_end") for name in self._order])
+        self._rows_schema = pa.schema([pa.field(field.name, field.type) for field in schema])
+        self._scratch = scratch
+        self._budget = max(memory_budget, 1)
+        self._pending: list[pa.RecordBatch] = []
+        self._pending_bytes = 0
+        self._spill: Spill | None = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._pending = []
+        if self._spill is not None:
+            self._spill.__exit__()
 
     def add(self, batch: pa.RecordBatch) -> None:
         if not batch.num_rows:
             return
-        for chunks, array in zip(self._chunks, batch.columns, strict=True):
-            chunks.append(array)
-        self._rows += batch.num_rows
+        if not batch.schema.equals(self._rows_schema):
+            batch = pa.RecordBatch.from_arrays(batch.columns, schema=self._rows_schema)
+        self._pending.append(batch)
+        self._pending_bytes += batch.nbytes
+        if self._pending_bytes >= self._budget:
+            self._spilled().add_chunk(self._pending)
+            self._pending, self._pending_bytes = [], 0
+            _release()
 
-    def _join(self) -> list[pa.Array]:
-        """One contiguous array per column; each column's chunks are released as it is joined."""
-        joined: list[pa.Array] = []
-        for index, field in enumerate(self._schema):
-            chunks, self._chunks[index] = self._chunks[index], []
-            joined.append(pa.concat_arrays(chunks) if chunks else pa.array([], type=field.type))
-            del chunks
-        return joined
+    def _spilled(self) -> Spill:
+        if self._spill is None:
+            self._spill = Spill(self._scratch / "spill.arrow", self._rows_schema,
+                                self._scope_field)
+        return self._spill
 
     def write(self, path: Path) -> WrittenParent:
-        columns = self._join()
-        _keys, order = sort_order(self._mapping, self._scope_field)
-        types = [column.type for column in self._mapping.columns]
-        table = pa.Table.from_arrays(columns, schema=self._schema)
-        permutation = pc.sort_indices(
-            table, options=pc.SortOptions([(name, "ascending", "at_end") for name in order]))
-        with pa.OSFile(str(path), "wb") as sink, \
-                ipc.new_file(sink, self._schema, options=_WRITE_OPTIONS) as writer:
-            for start in range(0, self._rows, PARENT_BATCH_ROWS):
-                part = permutation.slice(start, PARENT_BATCH_ROWS)
-                arrays = [_arrow.canonical(column.take(part), kind)
-                          for column, kind in zip(columns, types, strict=True)]
-                writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=self._schema))
-        scope_index = _scope_index(table.column(self._scope_field))
-        del table, columns, permutation
-        digest = hashlib.sha256()
-        size = 0
-        for chunk in file_chunks(path):
-            digest.update(chunk)
-            size += len(chunk)
-        written = WrittenParent(path=path, digest="sha256:" + digest.hexdigest(), size=size,
-                                row_count=self._rows, scope_index=scope_index)
-        _verify(written, self._schema, self._scope_field)
+        with ParentWriter(path, self._schema, self._types) as writer:
+            if self._spill is None:
+                rows = pa.Table.from_batches(self._pending, schema=self._rows_schema)
+                self._pending = []
+                days = self._sorted_into(writer, rows)
+            else:
+                with self._spill as spill:
+                    if self._pending:
+                        spill.add_chunk(self._pending)
+                        self._pending = []
+                    spill.close()
+                    days = self._groups_into(writer, spill)
+            index = scope_index([(_EPOCH + dt.timedelta(days=day), rows) for day, rows in days])
+            written = writer.finish(index, self._scope_field)
+        _release()
         return written
 
+    def _sorted_into(self, writer: ParentWriter, rows: pa.Table) -> list[tuple[int, int]]:
+        """Sort ``rows`` (stable) and append them; returns the ``(day, rows)`` runs written."""
+        rows = rows.combine_chunks()
+        if _is_sorted(rows, self._order):
+            writer.add(rows)
+            return day_runs(rows.column(self._scope_field).combine_chunks())
+        order = pc.sort_indices(rows, options=self._options)
+        days = day_runs(rows.column(self._scope_field).combine_chunks().take(order))
+        start = 0
+        while start < rows.num_rows:
+            part = order.slice(start, writer.room())
+            writer.add(rows.take(part))
+            start += len(part)
+        return days
 
-def _scope_index(scope: pa.ChunkedArray) -> tuple[ScopeIndexEntry, ...]:
-    if not len(scope):
-        return ()
-    counts = pc.value_counts(scope)
-    dates: list[dt.date] = counts.field("values").to_pylist()
-    tallies: list[int] = counts.field("counts").to_pylist()
-    entries: list[ScopeIndexEntry] = []
-    first = 0
-    for day, count in sorted(zip(dates, tallies, strict=True)):
-        entries.append(ScopeIndexEntry(date=day, first_row=first, row_count=count))
-        first += count
-    return tuple(entries)
-
-
-def _verify(written: WrittenParent, schema: pa.Schema, scope_field: str) -> None:
-    """Re-read the file: schema, batch sizes, row count, scope order and index must hold."""
-    with pa.memory_map(str(written.path), "r") as source:
-        reader = ipc.open_file(source)
-        if not reader.schema.equals(schema, check_metadata=True):
-            raise _not_intact("schema")
-        expected = iter(written.scope_index)
-        entry: ScopeIndexEntry | None = None
-        left = 0
-        rows = 0
-        for index in range(reader.num_record_batches):
-            batch = reader.get_batch(index)
-            last = index == reader.num_record_batches - 1
-            if batch.num_rows == 0 or (not last and batch.num_rows != PARENT_BATCH_ROWS):
-                raise _not_intact("record batch sizes")
-            for day, count in _runs(batch.column(scope_field)):
-                while left == 0:
-                    entry = next(expected, None)
-                    if entry is None:
-                        raise _not_intact("scope order")
-                    left = entry.row_count
-                if entry is None or day != entry.date or count > left:
-                    raise _not_intact("scope order")
-                left -= count
-            rows += batch.num_rows
-        if rows != written.row_count or left or next(expected, None) is not None:
-            raise _not_intact("row count")
+    def _groups_into(self, writer: ParentWriter, spill: Spill) -> list[tuple[int, int]]:
+        per_day: dict[int, list[SpillBatch]] = {}
+        for batch in spill.batches:
+            per_day.setdefault(batch.day, []).append(batch)
+        budget_rows = max(1, spill.rows * self._budget // max(spill.nbytes, 1))
+        days: list[tuple[int, int]] = []
+        for group in _groups(per_day, budget_rows):
+            group_rows = sum(batch.rows for batch in group)
+            if len({batch.day for batch in group}) == 1 and group_rows > budget_rows:
+                days.append((group[0].day, group_rows))
+                for bucket in _split.buckets(functools.partial(spill.read, group), spill.schema,
+                                             group_rows, budget_rows, self._options, self._order):
+                    self._sorted_into(writer, bucket)
+                    del bucket
+                    _release()
+            else:
+                rows = pa.Table.from_batches(list(spill.read(group)), schema=spill.schema)
+                days.extend(self._sorted_into(writer, rows))
+            _release()
+        return days
 
 
-def _runs(values: pa.Array) -> Sequence[tuple[dt.date, int]]:
-    """Consecutive equal values of a sorted date column as ``(date, run length)``."""
-    encoded = pc.run_end_encode(values)
-    ends: list[int] = encoded.run_ends.to_pylist()
-    days: list[dt.date] = encoded.values.to_pylist()
-    starts = [0, *ends[:-1]]
-    return [(day, end - start) for day, start, end in zip(days, starts, ends, strict=True)]
+def _release() -> None:
+    """Hand the memory pyarrow's allocator keeps after a chunk or group back to the system, so
+    the freeze's peak, not its sum, is what the process holds."""
+    pa.default_memory_pool().release_unused()
+
+
+def _groups(per_day: dict[int, list[SpillBatch]], budget_rows: int) -> Iterator[list[SpillBatch]]:
+    """Runs of consecutive days within ``budget_rows`` together; a bigger day alone. Each run
+    lists its spill batches day by day, each day's in input order."""
+    group: list[SpillBatch] = []
+    group_rows = 0
+    for day in sorted(per_day):
+        batches = per_day[day]
+        rows = sum(batch.rows for batch in batches)
+        if group and group_rows + rows > budget_rows:
+            yield group
+            group, group_rows = [], 0
+        group.extend(batches)
+        group_rows += rows
+    if group:
+        yield group
