@@ -6,6 +6,10 @@ temporary file in the target directory while hashing, fsyncs it, and publishes i
 processes; the directory is then fsynced. Temporary names contain ``~``, which no key can, so a
 partial write is never visible as an artifact.
 
+A file that the caller wrote and hashed itself can be published without a second copy or hash
+(:meth:`LocalArtifactStore.adopt_file`): it is fsynced, made read-only and linked to its key,
+create-if-absent in the same way.
+
 Because a name cannot be a file and a directory at once, a key that is a proper prefix of
 another key (``a/b`` next to ``a/b/c``) is refused here with ``artifact.conflict``.
 """
@@ -13,6 +17,7 @@ another key (``a/b`` next to ``a/b/c``) is refused here with ``artifact.conflict
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import tempfile
@@ -95,6 +100,43 @@ class LocalArtifactStore:
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
+
+    def adopt_file(self, key: str, source: Path, digest: str, size: int) -> ArtifactRef:
+        """Publish the file ``source`` under ``key`` as it is, without copying or hashing it.
+
+        ``digest`` and ``size`` are those of the file's bytes, computed by the caller while it
+        wrote them; the caller never writes the file again. The file is fsynced, made read-only
+        and hard-linked to the key (create-if-absent); a key that exists settles as
+        :meth:`put_stream` does (same bytes: a no-op; other bytes: ``artifact.conflict``). A file
+        on another filesystem than the store is copied in with :meth:`put_stream` instead.
+        """
+        path = self._path(key)
+        try:
+            with open(source, "rb") as handle:
+                if os.fstat(handle.fileno()).st_size != size:
+                    raise unavailable(f"the file offered for artifact {key!r} is not {size} "
+                                      "bytes long", key, path=str(source))
+                os.fchmod(handle.fileno(), _FILE_MODE)
+                os.fsync(handle.fileno())
+            ref = ArtifactRef(key=key, digest=digest, size=size)
+            if os.path.lexists(path):
+                return self._settle_existing(ref, path)
+            self._ensure_directory(path.parent, key)
+            try:
+                os.link(source, path)  # atomic create-if-absent; never replaces an existing name
+            except FileExistsError:
+                return self._settle_existing(ref, path)
+            except OSError as exc:
+                if exc.errno not in (errno.EXDEV, errno.EPERM, errno.ENOTSUP):
+                    raise
+                with open(source, "rb") as copy:  # another filesystem: copy and hash it
+                    return self._write_new(key, path, iter(lambda: copy.read(_HASH_CHUNK), b""))
+            _fsync_directory(path.parent)
+            return ref
+        except OSError as exc:
+            where = str(exc.filename if exc.filename is not None else path)
+            raise unavailable(f"publishing artifact {key!r} under {self._root} failed: {where}: "
+                              f"{exc.strerror or type(exc).__name__}", key, path=where) from exc
 
     def _settle_existing(self, ref: ArtifactRef, path: Path) -> ArtifactRef:
         existing = self._file_digest(path)

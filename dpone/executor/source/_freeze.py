@@ -8,6 +8,7 @@ import json
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from dpone.contracts import DponeError, content_digest
 from dpone.contracts.mapping import MappedColumn, PayloadMapping
@@ -25,7 +26,7 @@ from dpone.executor.source import _arrow, _file
 from dpone.executor.source._boundary import Selection
 from dpone.executor.source._csv import CsvFileReader
 from dpone.executor.source._materialize import MEMORY_BUDGET, ParentBuilder, sort_order
-from dpone.executor.source._parent_writer import file_chunks
+from dpone.executor.source._parent_writer import WrittenParent, file_chunks
 from dpone.executor.source._parquet import ParquetFileReader
 from dpone.executor.source._reading import SourceReader
 
@@ -103,6 +104,23 @@ def _published(ref: ArtifactRef, digest: str, size: int) -> ArtifactRef:
     return ref
 
 
+@runtime_checkable
+class _AdoptsFiles(Protocol):
+    """A store that keeps artifacts as local files and can publish a file the caller wrote and
+    hashed (the local store's ``adopt_file``): the parent is then neither copied nor re-hashed."""
+
+    def adopt_file(self, key: str, source: Path, digest: str, size: int) -> ArtifactRef: ...
+
+
+def _publish(artifacts: ImmutableArtifactPort, written: WrittenParent) -> ArtifactRef:
+    key = parent_key(written.digest)
+    if isinstance(artifacts, _AdoptsFiles):
+        ref = artifacts.adopt_file(key, written.path, written.digest, written.size)
+    else:
+        ref = artifacts.put_stream(key, file_chunks(written.path))
+    return _published(ref, written.digest, written.size)
+
+
 def freeze_source(plan: RestDeliveryPlan, *, registry_root: Path, interval_start: dt.date,
                   interval_end: dt.date, artifacts: ImmutableArtifactPort,
                   postgres_dsn: Secret | str | None = None, scratch_dir: Path | None = None,
@@ -114,7 +132,9 @@ def freeze_source(plan: RestDeliveryPlan, *, registry_root: Path, interval_start
     snapshot stays open until both are published and is closed before this returns. A file
     source is read from ``registry_root / plan.source.registry_path``, a PostgreSQL source
     through ``postgres_dsn`` (see :func:`source_dsn`); ``scratch_dir`` holds the
-    temporary copy of the parent while it is published (default: the system temporary directory)
+    parent while it is written (default: the system temporary directory): a local store on the
+    same filesystem adopts that file as it is (no copy, no second hash), any other store gets a
+    copy
     and, when the boundary holds more than ``memory_budget`` bytes of Arrow data, a spill of the
     rows about as large as the parent: the freeze then holds about twice that budget in memory
     whatever the size of the boundary (:mod:`dpone.executor.source._materialize`). The budget
@@ -137,9 +157,7 @@ def freeze_source(plan: RestDeliveryPlan, *, registry_root: Path, interval_start
             builder.add(selection.apply(batch, first_record))
         source_version = reader.version()
         written = builder.write(Path(scratch) / "parent.arrow")
-        ref = _published(artifacts.put_stream(parent_key(written.digest),
-                                              file_chunks(written.path)),
-                         written.digest, written.size)
+        ref = _publish(artifacts, written)
         keys, _order = sort_order(mapping, scope.name)
         parent = SourceParent(
             artifact=ref,
