@@ -11,6 +11,12 @@ because every row's text depends on that row alone.
 Blocks hold at most :data:`BLOCK_ROWS` rows and about :data:`BLOCK_ARROW_BYTES` of Arrow data
 (fewer rows when rows are wide), so memory stays a few blocks' texts whatever the row width.
 
+While the planner consumes one block, the next one is encoded ahead on one background thread
+(the codec's Arrow kernels release the GIL, so encoding overlaps the planner's compression,
+hashing and spooling): at most :data:`KEPT_BLOCKS` + 1 blocks of texts are held at once, and
+every block is encoded once when the planner goes forward. A block is a pure function of its
+rows, so where it was encoded never changes a byte.
+
 A block holding a value the codec refuses is not cached; intervals over it encode just their
 own rows of it. An interval that itself holds such a value is encoded the direct way to raise
 exactly the error :func:`~dpone.codecs.encode_rows` raises (the column, and the row counted
@@ -20,7 +26,8 @@ from the interval's first row).
 from __future__ import annotations
 
 import collections
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +67,31 @@ class _Texts:
         return self.data[self.offsets[first]:self.offsets[end]]
 
 
+class _Ahead:
+    """One block being encoded on its own thread; :meth:`result` waits for it."""
+
+    __slots__ = ("_block", "_failed", "_thread", "index")
+
+    def __init__(self, index: int, encode: Callable[[int], _Texts | None]) -> None:
+        self.index = index
+        self._block: _Texts | None = None
+        self._failed = False
+        self._thread = threading.Thread(target=self._run, args=(encode,),
+                                        name="dpone-seal-blocks")
+        self._thread.start()
+
+    def _run(self, encode: Callable[[int], _Texts | None]) -> None:
+        try:
+            self._block = encode(self.index)
+        except BaseException:  # encoded again where the block is needed, raising there
+            self._failed = True
+
+    def result(self) -> tuple[bool, _Texts | None]:
+        """Whether the block was encoded (False: encoding it raised), and the block."""
+        self._thread.join()
+        return not self._failed, self._block
+
+
 class RowBlocks:
     """Payload bytes of row intervals of ``table`` (see the module docstring)."""
 
@@ -75,7 +107,9 @@ class RowBlocks:
         self._payload = payload
         self._codec = codec
         self._block_rows = block_rows
+        self._block_count = -(-table.num_rows // block_rows)
         self._kept: collections.OrderedDict[int, _Texts | None] = collections.OrderedDict()
+        self._ahead: _Ahead | None = None
 
     def payload(self, first_row: int, row_count: int) -> Iterator[bytes | memoryview]:
         """The decoded payload of rows ``first_row..first_row + row_count``, in chunks."""
@@ -121,16 +155,35 @@ class RowBlocks:
                          self._codec)
 
     def _block(self, index: int) -> _Texts | None:
+        if index not in self._kept and self._ahead is not None:
+            # Take the block encoded ahead before encoding another: at most KEPT_BLOCKS + 1.
+            ahead, self._ahead = self._ahead, None
+            encoded, block = ahead.result()
+            if encoded:  # else: encoded again below if needed, raising on this thread
+                self._keep(ahead.index, block)
         if index in self._kept:
             self._kept.move_to_end(index)
-            return self._kept[index]
+            block = self._kept[index]
+        else:
+            block = self._encoded(index)
+            self._keep(index, block)
+        following = index + 1
+        if self._ahead is None and following < self._block_count \
+                and following not in self._kept:
+            self._ahead = _Ahead(following, self._encoded)
+        return block
+
+    def _encoded(self, index: int) -> _Texts | None:
+        """The row texts of block ``index``, or None if it holds a value the codec refuses."""
         start = index * self._block_rows
         rows = min(self._block_rows, self._table.num_rows - start)
         try:
-            block: _Texts | None = _Texts.of(list(self._texts(start, rows)))
+            return _Texts.of(list(self._texts(start, rows)))
         except PayloadEncodingError:
-            block = None
+            return None
+
+    def _keep(self, index: int, block: _Texts | None) -> None:
         self._kept[index] = block
+        self._kept.move_to_end(index)
         while len(self._kept) > KEPT_BLOCKS:
             self._kept.popitem(last=False)
-        return block
