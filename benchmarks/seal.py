@@ -57,8 +57,9 @@ from dpone.contracts.children import DaySlice
 from dpone.contracts.sealed import SealedTopology
 from dpone.contracts.source_parent import SourceParent
 from dpone.executor.seal import seal_all
+from dpone.executor.seal._names import payload_extension
 from dpone.executor.seal._oracle import SealingOracle
-from dpone.executor.seal._payload import PayloadEncoder, payload_extension
+from dpone.executor.seal._payload import PayloadEncoder
 from dpone.executor.seal._request import envelope_overhead
 from dpone.executor.source import freeze_source, open_parent
 from dpone.plans import Measured, fixed_width_children, limit_violations, plan_children
