@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any, Protocol, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
@@ -73,32 +73,61 @@ class ConnectionSource(Protocol):
     def connection(self) -> AbstractContextManager[psycopg.Connection[Any]]: ...
 
 
-class OwnConnection:
-    """One lazily opened autocommit connection, lent to one caller at a time."""
+OWN_CONNECTIONS: Final = 4
+"""Connections a journal opens for itself at most: children in flight at once (and their lease
+heartbeats) run their transactions side by side, as separate processes would."""
 
-    def __init__(self, dsn: str) -> None:
+
+class OwnConnection:
+    """Up to ``size`` lazily opened autocommit connections, each lent to one caller at a time."""
+
+    def __init__(self, dsn: str, size: int = OWN_CONNECTIONS) -> None:
         self._dsn = dsn
-        self._lock = threading.Lock()
-        self._conn: psycopg.Connection[Any] | None = None
+        self._size = size
+        self._lock = threading.Condition()
+        self._idle: list[psycopg.Connection[Any]] = []
+        self._opened = 0
+
+    def _take(self) -> psycopg.Connection[Any] | None:
+        """An idle connection, or None when the caller may open one; waits when all are lent."""
+        with self._lock:
+            while True:
+                while self._idle:
+                    conn = self._idle.pop()
+                    if not (conn.closed or conn.broken):
+                        return conn
+                    self._opened -= 1
+                if self._opened < self._size:
+                    self._opened += 1
+                    return None
+                self._lock.wait()
+
+    def _give_back(self, conn: psycopg.Connection[Any] | None) -> None:
+        with self._lock:
+            if conn is None or conn.closed or conn.broken:
+                self._opened -= 1
+            else:
+                self._idle.append(conn)
+            self._lock.notify()
 
     @contextmanager
     def connection(self) -> Iterator[psycopg.Connection[Any]]:
-        with self._lock:
-            if self._conn is None or self._conn.closed or self._conn.broken:
-                self._conn = psycopg.connect(self._dsn, autocommit=True)
-            conn = self._conn
-            try:
-                yield conn
-            finally:
-                if conn.broken:
-                    conn.close()
-                    self._conn = None
+        conn = self._take()
+        try:
+            if conn is None:
+                conn = psycopg.connect(self._dsn, autocommit=True)
+            yield conn
+        finally:
+            if conn is not None and conn.broken:
+                conn.close()
+            self._give_back(conn)
 
     def close(self) -> None:
         with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+            for conn in self._idle:
+                conn.close()
+            self._opened -= len(self._idle)
+            self._idle.clear()
 
 
 def _bind(value: Any) -> Any:

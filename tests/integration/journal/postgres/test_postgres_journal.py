@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -217,3 +218,41 @@ def test_overlap_lookups_use_the_gist_index(journal_dsn: str, pg: PostgresJourna
             "WHERE effect_conflict_domain = %s AND scope && daterange(%s, %s, '[)')",
             ("sha256:x", dt.date(2026, 1, 3), dt.date(2026, 1, 5))))
     assert "rest_delivery_child_overlap_idx" in plan
+
+
+def test_transactions_of_threads_run_side_by_side_on_up_to_four_connections(
+        journal_dsn: str) -> None:
+    """Children in flight at once run their transactions concurrently (a barrier inside four
+    open transactions is passed only when all four are open at once); a fifth caller waits for
+    a connection instead of opening a fifth."""
+    source = OwnConnection(journal_dsn, size=4)
+    inside = threading.Barrier(4, timeout=30)
+    backends: list[int] = []
+
+    def work(tx: Tx) -> None:
+        backends.append(tx.cursor.connection.info.backend_pid)
+        inside.wait()
+
+    threads = [threading.Thread(target=run_transaction, args=(source, ENVIRONMENT, work))
+               for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not inside.broken
+    assert len(set(backends)) == 4
+
+    held = [source.connection() for _ in range(4)]
+    conns = [context.__enter__() for context in held]
+    fifth: list[int] = []
+    waiter = threading.Thread(target=lambda: run_transaction(
+        source, ENVIRONMENT, lambda tx: fifth.append(tx.cursor.connection.info.backend_pid)))
+    waiter.start()
+    waiter.join(timeout=0.5)
+    assert waiter.is_alive() and not fifth  # all four are lent: it waits
+    held[0].__exit__(None, None, None)
+    waiter.join(timeout=30)
+    assert fifth == [conns[0].info.backend_pid]
+    for context in held[1:]:
+        context.__exit__(None, None, None)
+    source.close()
