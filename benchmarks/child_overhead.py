@@ -44,6 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from _deliver_paths import Clock, TimedPort
+
 from dpone.artifacts import LocalArtifactStore
 from dpone.compiler import compile_workload
 from dpone.contracts.plan import RestDeliveryPlan
@@ -69,38 +71,15 @@ DIALECTS = ("sqlite", "postgres")
 # -- counting ------------------------------------------------------------------------------------
 
 
-class Tally:
-    """Seconds and calls per category, transactions by kind, statements, fsyncs."""
+class Tally(Clock):
+    """Seconds (``spent``) and calls per category (:class:`Clock`), transactions by kind,
+    statements, fsyncs."""
 
     def __init__(self) -> None:
-        self.seconds: Counter[str] = Counter()
-        self.calls: Counter[str] = Counter()
+        super().__init__()
         self.transactions: Counter[str] = Counter()
         self.statements = 0
         self.fsyncs = 0
-
-    def timed(self, category: str, method: Callable[..., Any]) -> Callable[..., Any]:
-        def call(*args: Any, **kwargs: Any) -> Any:
-            start = time.perf_counter()
-            try:
-                return method(*args, **kwargs)
-            finally:
-                self.seconds[category] += time.perf_counter() - start
-                self.calls[category] += 1
-        return call
-
-
-class TimedPort:
-    """Forwards every attribute; public methods are timed as ``<category>.<method>``."""
-
-    def __init__(self, inner: Any, tally: Tally, category: str) -> None:
-        self._inner, self._tally, self._category = inner, tally, category
-
-    def __getattr__(self, name: str) -> Any:
-        value = getattr(self._inner, name)
-        if callable(value) and not name.startswith("_"):
-            return self._tally.timed(f"{self._category}.{name}", value)
-        return value
 
 
 @contextlib.contextmanager
@@ -222,7 +201,7 @@ class Run:
         return value / self.children
 
     def ms(self, prefix: str) -> float:
-        spent = sum(s for key, s in self.tally.seconds.items() if key.startswith(prefix + "."))
+        spent = sum(s for key, s in self.tally.spent.items() if key.startswith(prefix + "."))
         return self.per_child(spent) * 1000
 
     def writes(self) -> int:
@@ -269,9 +248,9 @@ def print_runs(dialect: str, note: str, runs: list[Run]) -> None:
     print(f"artifact writes {run.per_child(run.writes()):.2f}/child; os.fsync "
           f"{run.per_child(run.tally.fsyncs):.2f}/child")
     cells = [f"{key} {run.per_child(calls):.2g}/child x "
-             f"{run.tally.seconds[key] / calls * 1000:.2f} ms"
+             f"{run.tally.spent[key] / calls * 1000:.2f} ms"
              for key, calls in sorted(run.tally.calls.items(),
-                                      key=lambda item: -run.tally.seconds[item[0]])]
+                                      key=lambda item: -run.tally.spent[item[0]])]
     print("calls: " + "; ".join(cells))
 
 
