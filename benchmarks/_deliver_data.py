@@ -62,10 +62,11 @@ def _generator() -> ModuleType:
     return module
 
 
-def day_counts(rows: int) -> list[int]:
-    """The example's daily shape over :data:`DAYS` days, scaled to ``rows`` in all."""
+def day_counts(rows: int, days: int = DAYS) -> list[int]:
+    """The example's daily shape over ``days`` days from :data:`FIRST_DAY`, scaled to ``rows``
+    in all."""
     weights = []
-    for offset in range(DAYS):
+    for offset in range(days):
         day = FIRST_DAY + dt.timedelta(days=offset)
         weight = 40 if day.weekday() >= 5 else 110
         if 14 <= day.day <= 16:

@@ -38,6 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import _deliver_data as deliver_data
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
@@ -103,19 +104,9 @@ print(json.dumps({"rows": rows, "s": seconds, "base": base, "peak": status("VmHW
 
 
 def day_counts(rows: int) -> list[int]:
-    """``benchmarks/deliver.py``'s daily shape (weekday 110, weekend 40, days 14-16 240, 23 3)."""
-    weights = []
-    for offset in range(DAYS):
-        day = FIRST_DAY + dt.timedelta(days=offset)
-        weight = 40 if day.weekday() >= 5 else 110
-        if 14 <= day.day <= 16:
-            weight = 240
-        if day.day == 23:
-            weight = 3
-        weights.append(weight)
-    counts = [rows * weight // sum(weights) for weight in weights]
-    counts[0] += rows - sum(counts)
-    return counts
+    """``benchmarks/deliver.py``'s daily shape (weekday 110, weekend 40, days 14-16 240, 23 3)
+    over :data:`DAYS` days."""
+    return deliver_data.day_counts(rows, DAYS)
 
 
 def _block(rng_seed: int, day: dt.date, first: int, count: int, day_rows: int) -> pa.Table:
