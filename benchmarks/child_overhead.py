@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from _deliver_paths import Clock, TimedPort
+from _deliver_paths import Clock, TimedPort, sqlite_journal
 
 from dpone.artifacts import LocalArtifactStore
 from dpone.compiler import compile_workload
@@ -54,7 +54,6 @@ from dpone.executor.seal import seal_boundary
 from dpone.executor.supervisor import DeliveryCompleted, deliver
 from dpone.executor.transport import transport_for
 from dpone.journal.postgres import _connection as postgres_connection
-from dpone.journal.sqlite import SqliteJournal
 from dpone.journal.sqlite import _connection as sqlite_connection
 from dpone.receiver import ReceiverConfig, ReceiverThread
 
@@ -156,16 +155,6 @@ def pointed(plan: RestDeliveryPlan, base_url: str) -> RestDeliveryPlan:
 
 
 JournalFactory = Callable[[Path, str], contextlib.AbstractContextManager[Any]]
-
-
-@contextlib.contextmanager
-def sqlite_journal(scratch: Path, environment_id: str) -> Iterator[Any]:
-    journal = SqliteJournal(scratch / "journal.sqlite3", environment_id=environment_id)
-    try:
-        journal.migrate()
-        yield journal
-    finally:
-        journal.close()
 
 
 @contextlib.contextmanager
