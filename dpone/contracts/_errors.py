@@ -185,8 +185,9 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
         "(synchronous_commit=remote_apply with a streaming synchronous standby).", exit_class=3),
     _ce("journal.sqlite_in_production", "Use a postgresql:// journal in a production "
         "environment; SQLite is for local development."),
-    _ce("credential.unavailable", "Provide the credential through env:, file: or "
-        "DPONE_CONN_<REF>_<FIELD>; nothing was sent, and a rerun of `dpone deliver` or "
+    _ce("credential.unavailable", "Provide the credential through env:, file:, "
+        "DPONE_CONN_<REF>_<FIELD> or vault:// (VAULT_ADDR and one Vault login in the "
+        "environment); nothing was sent, and a rerun of `dpone deliver` or "
         "`dpone delivery resume --apply` submits the child with the same delivery key.",
         exit_class=3),
     # Unavailable (exit 3) yet not fixed by waiting: the operator fixes the credential.

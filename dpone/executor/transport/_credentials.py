@@ -15,8 +15,14 @@ Reference forms (``ConnectionBinding.credential_ref``):
     ``_CLIENT_ID``/``_CLIENT_SECRET``, ``_CERT_FILE`` and optionally ``_KEY_FILE``
     (:func:`conn_variable` names them: REF upper-cased, every other character than A-Z and 0-9
     written ``_``; a PostgreSQL source's connection ref uses the same scheme).
-``vault://...``
-    not resolvable by this process: ``credential.unavailable``.
+``vault://MOUNT/PATH#FIELD``
+    one field of a HashiCorp Vault KV v2 secret holding what ``env:`` would hold (a token,
+    ``user:password``, ``client_id:client_secret``, or the path of the mTLS PEM).
+``vault://MOUNT/PATH``
+    the secret's fields named like ``conn:``'s, lower-case: ``token``, ``username`` and
+    ``password``, ``client_id`` and ``client_secret``, ``cert_file`` (and optionally
+    ``key_file``). The Vault server and login come from the environment
+    (:mod:`dpone.executor.transport._vault`).
 
 Every refusal is ``DponeError(code="credential.unavailable")``; messages name the reference,
 never a value.
@@ -33,6 +39,7 @@ from typing import Final
 from dpone.contracts import DponeError
 from dpone.contracts.binding import ConnectionBinding
 from dpone.contracts.secret import Credential, Secret
+from dpone.executor.transport._vault import parse_vault_reference, read_vault_secret
 
 MAX_CREDENTIAL_FILE_BYTES: Final = 65_536
 
@@ -77,9 +84,8 @@ def resolve_credentials(binding: ConnectionBinding, env: Mapping[str, str] = os.
     if ref is None:
         raise _unavailable(f"binding {binding.id!r} uses {provider} but names no credential_ref")
     if ref.startswith("vault://"):
-        raise _unavailable(f"{ref.split('://', 1)[0]}:// references are not resolved by this "
-                           "process", ref=ref)
-    if ref.startswith("conn:"):
+        fields = _from_vault(ref, provider, env)
+    elif ref.startswith("conn:"):
         fields = _from_conn(ref, provider, env)
     elif ref.startswith("env:"):
         name = ref.removeprefix("env:")
@@ -111,6 +117,15 @@ def _from_conn(ref: str, provider: str, env: Mapping[str, str]) -> dict[str, str
         if value:
             fields[name] = value
     return fields
+
+
+def _from_vault(ref: str, provider: str, env: Mapping[str, str]) -> dict[str, str]:
+    secret = read_vault_secret(ref, env, required=PROVIDER_FIELDS[provider],
+                               optional=_OPTIONAL_FIELDS.get(provider, ()))
+    if parse_vault_reference(ref).field is not None:
+        [value] = secret.values()
+        return _split_single(ref, provider, value.reveal())
+    return {name: value.reveal() for name, value in secret.items()}
 
 
 def _split_single(ref: str, provider: str, value: str) -> dict[str, str]:

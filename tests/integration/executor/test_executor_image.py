@@ -198,7 +198,7 @@ def test_the_executor_venv_holds_no_orchestrator_or_test_tool(image_venv: Path) 
     listed = subprocess.run([str(image_venv / "bin" / "python"), "-m", "pip", "list",
                              "--format", "json"], capture_output=True, text=True, check=True)
     installed = {entry["name"].lower() for entry in json.loads(listed.stdout)}
-    assert {"dpone", "psycopg", "boto3", "pyarrow"} <= installed
+    assert {"dpone", "psycopg", "boto3", "pyarrow", "hvac"} <= installed
     assert installed & _BUILD_TOOLS == set()
     assert not any(name.startswith("apache-airflow") for name in installed)
 

@@ -66,7 +66,7 @@ def _environment(stage: Stage) -> dict[str, str]:
     return dict(re.findall(r"(\w+)=(\S+)", pairs))
 
 
-def test_the_builder_installs_the_wheel_with_the_postgres_and_s3_extras(parsed: tuple) -> None:
+def test_the_builder_installs_the_wheel_with_the_postgres_s3_and_vault_extras(parsed: tuple) -> None:
     arguments, stages = parsed
     assert arguments["PYTHON_IMAGE"].startswith("python:") and "slim" in arguments["PYTHON_IMAGE"]
     assert len(stages) == 2 and {s.base for s in stages} == {"${PYTHON_IMAGE}"}
@@ -74,7 +74,7 @@ def test_the_builder_installs_the_wheel_with_the_postgres_and_s3_extras(parsed: 
     assert builder.name == "builder"
     extras = dict(value.partition("=")[::2] for value in builder.values("ARG"))["DPONE_EXTRAS"]
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
-    assert set(extras.split(",")) == {"postgres", "s3"}
+    assert set(extras.split(",")) == {"postgres", "s3", "vault"}
     assert set(extras.split(",")) <= set(declared["optional-dependencies"])
     run = " ".join(builder.values("RUN"))
     assert "pip wheel --no-deps" in run and "[${DPONE_EXTRAS}]" in run

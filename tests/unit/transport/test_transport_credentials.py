@@ -1,4 +1,4 @@
-"""resolve_credentials: env:, file:, conn: (DPONE_CONN_<REF>_<FIELD>) and vault:// refusal."""
+"""resolve_credentials: env:, file:, conn: (DPONE_CONN_<REF>_<FIELD>); vault:// in test_transport_vault."""
 
 from __future__ import annotations
 
@@ -67,13 +67,14 @@ def test_conn_reference_names_the_missing_variable() -> None:
     assert "DPONE_CONN_RX_PASSWORD" in caught.value.message
 
 
-def test_vault_reference_is_unavailable_with_the_catalog_hint() -> None:
+def test_vault_reference_without_a_vault_server_is_unavailable_with_the_catalog_hint() -> None:
     with pytest.raises(DponeError) as caught:
         _reveal("bearer", "vault://kv/receiver/token", {})
     error = caught.value
     assert error.code == "credential.unavailable"
     assert error.exit_code == 3
-    assert "DPONE_CONN_<REF>_<FIELD>" in error.fix_hint
+    assert "VAULT_ADDR is not set" in error.message
+    assert "DPONE_CONN_<REF>_<FIELD> or vault://" in error.fix_hint
 
 
 @pytest.mark.parametrize(("provider", "ref", "env"), [
