@@ -12,9 +12,10 @@ import io
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ruamel.yaml import YAML
+from ruamel.yaml.composer import Composer
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import (
     CollectionEndEvent,
@@ -197,13 +198,44 @@ def _check_depth(yaml: YAML, text: str, file: str) -> None:
             open_.append(_Open(isinstance(event, MappingStartEvent), path))
 
 
+class _TooDeep(Exception):
+    """The composer went past ``MAX_DEPTH``: the depth pass names where."""
+
+
+class _BoundedComposer(Composer):
+    """ruamel's composer, refusing to recurse past ``MAX_DEPTH`` (+1: the composer counts a
+    mapping's keys one level below the mapping, where a YAML path places them at it)."""
+
+    _level = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self._level += 1
+        try:
+            if self._level > MAX_DEPTH + 1:
+                raise _TooDeep
+            return super().compose_node(parent, index)
+        finally:
+            self._level -= 1
+
+
+def _compose(yaml: YAML, text: str, file: str) -> Node | None:
+    """One pass over a document of ordinary depth; only a too-deep one is read again, by the
+    event pass that names its path."""
+    try:
+        return cast("Node | None", yaml.compose(io.StringIO(text)))
+    except _TooDeep:
+        _check_depth(yaml, text, file)
+        raise _error("yaml.too_deep", f"nesting deeper than {MAX_DEPTH} levels", file,
+                     None) from None
+
+
 def load_yaml_bytes(raw: bytes, file: str) -> LoadedDocument:
     """Load one bounded YAML mapping from bytes; ``file`` names it in errors."""
     text = _decode(raw, file)
     yaml = YAML(typ="safe", pure=True)
+    yaml.Composer = _BoundedComposer
     try:
-        _check_depth(yaml, text, file)
-        node = yaml.compose(io.StringIO(text))
+        node = _compose(yaml, text, file)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         if "single document" in str(exc.context):

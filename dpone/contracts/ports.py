@@ -182,6 +182,17 @@ class DeliveryJournalPort(DeliveryJournalView, Protocol):
         released inside the same transaction."""
         ...
 
+    def settle_response(self, request: TransitionRequest, lease: Lease, *,
+                        verification: TransitionRequest | None = None,
+                        verification_lease: LeaseClaim | None = None
+                        ) -> tuple[ChildOperation, ...]:
+        """One critical transaction that records a submit answer (``request``, under the held
+        mutation ``lease``), then, when given, the verification that answer proves on its own
+        (``verification`` under ``verification_lease``, a claim; its expected revision is the
+        one the recorded answer produced), and releases ``lease``. Nothing of it commits unless
+        all of it does. Returns the child as each step left it."""
+        ...
+
     def reconcile(self, request: ReconcileRequest, lease: Lease) -> ChildOperation:
         """One operator reconciliation in one critical transaction under the live operator
         ``lease``: the open and resolve contract transitions as a CAS on

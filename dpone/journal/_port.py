@@ -214,6 +214,14 @@ class JournalBase(ABC):
             tx, lease, lambda held, taken: transition.transition(
                 tx, contract, request, held, taken_epoch=taken)), "critical")
 
+    def settle_response(self, request: TransitionRequest, lease: Lease, *,
+                        verification: TransitionRequest | None = None,
+                        verification_lease: LeaseClaim | None = None
+                        ) -> tuple[ChildOperation, ...]:
+        contract = self.contract
+        return self._run(lambda tx: transition.settle_response(
+            tx, contract, request, lease, verification, verification_lease), "critical")
+
     def reconcile(self, request: ReconcileRequest, lease: Lease) -> ChildOperation:
         contract = self.contract
         return self._run(

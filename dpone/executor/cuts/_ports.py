@@ -53,6 +53,7 @@ JOURNAL_WRITE_POINTS: Final[Mapping[str, str]] = {
     "plan_attempt": "attempt_plan",
     "enter_submitting": "submitting",
     "transition": "transition",
+    "settle_response": "transition",
     "reconcile": "reconciliation",
     "record_orphan_marker": "orphan_marker",
     "record_operator_action": "operator_action",
@@ -62,7 +63,9 @@ JOURNAL_WRITE_POINTS: Final[Mapping[str, str]] = {
 """Every write of the journal port -> the point that brackets it (``transition`` is qualified
 by its trigger kind). ``begin_attempt`` is one transaction that takes the mutation lease and
 plans the attempt: where ``lease_acquire`` and ``attempt_plan`` were two points, it is one (the
-lease row was the only thing written between them). A transition or promotion under a
+lease row was the only thing written between them). ``settle_response`` records a submit answer,
+the verification it proves and the mutation lease's release in one transaction: it is cut as the
+answer's transition. A transition or promotion under a
 ``LeaseClaim`` takes and releases its lease inside its own transaction: its transition or
 frontier point brackets all of it."""
 ARTIFACT_POINTS: Final = ("marker", "evidence")
@@ -76,7 +79,7 @@ anyone records it."""
 def journal_points() -> tuple[str, ...]:
     """The journal's cut points: one per write, a transition's one per trigger kind."""
     points: list[str] = []
-    for point in JOURNAL_WRITE_POINTS.values():
+    for point in dict.fromkeys(JOURNAL_WRITE_POINTS.values()):
         if point == "transition":
             points += [point, *(f"transition.{kind.value}" for kind in TriggerKind)]
         else:
@@ -155,6 +158,15 @@ class CuttingJournal:
                    lease: Lease | LeaseClaim) -> ChildOperation:
         return self._around(transition_point(request.transition_id),
                             lambda: self._journal.transition(request, lease))
+
+    def settle_response(self, request: TransitionRequest, lease: Lease, *,
+                        verification: TransitionRequest | None = None,
+                        verification_lease: LeaseClaim | None = None
+                        ) -> tuple[ChildOperation, ...]:
+        return self._around(transition_point(request.transition_id),
+                            lambda: self._journal.settle_response(
+                                request, lease, verification=verification,
+                                verification_lease=verification_lease))
 
     def reconcile(self, request: ReconcileRequest, lease: Lease) -> ChildOperation:
         return self._write("reconcile", lambda: self._journal.reconcile(request, lease))

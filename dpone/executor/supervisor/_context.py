@@ -36,6 +36,9 @@ from dpone.executor.supervisor._heartbeat import Heartbeat
 from dpone.executor.supervisor._results import DeliveryBlocked
 
 DUE_MARGIN_S: Final = 0.05
+PROMOTION_STRIDE: Final = 8
+"""A synchronous batch promotes its frontier once this many children past it are done: one
+promotion transaction per stride of children instead of one per child."""
 MAX_REASON_CHARS: Final = 160
 
 StepObserver = Callable[[ChildOperation, str], None]
@@ -84,6 +87,10 @@ class RunContext:
     """The environment's lease length and heartbeat: a lost run blocks for one TTL at most."""
     gate: SendGate = field(default_factory=SendGate)
     """Shut at the first stop: no new request of this run starts after it."""
+    _done_to: int = field(default=0, repr=False)
+    """The highest ordinal this run finished (:meth:`promote_verified`)."""
+    _settled: set[tuple[str, str, int]] = field(default_factory=set, repr=False)
+    """Leases a settling transaction released (:meth:`settle`): their block releases nothing."""
 
     @property
     def fence_certified(self) -> bool:
@@ -106,8 +113,11 @@ class RunContext:
             yield lease
         finally:
             heartbeat.stop()
-            with contextlib.suppress(DponeError):
-                self.journal.release_lease(lease)
+            if _lease_key(lease) in self._settled:
+                self._settled.discard(_lease_key(lease))  # released by its settling transaction
+            else:
+                with contextlib.suppress(DponeError):
+                    self.journal.release_lease(lease)
 
     def claim(self, operation_id: str, kind: LeaseKindName) -> LeaseClaim:
         """A lease of ``kind`` on ``operation_id`` for one journal transaction only: for a step
@@ -129,6 +139,32 @@ class RunContext:
         updated = self.journal.transition(request, lease)
         self.notify(updated, transition.value)
         return updated
+
+    def settle(self, operation: ChildOperation, lease: Lease, answer: Transition,
+               facts: Iterable[Fact], *, verified: tuple[Transition, Iterable[Fact]] | None = None,
+               **fields: object) -> ChildOperation:
+        """Record a submit answer under the held mutation ``lease`` and release the lease in the
+        same transaction; with ``verified``, the verification that the answer proves on its own
+        (its counters) is taken there too, under an observation lease claimed for it. The
+        ``held`` block of ``lease`` then releases nothing more."""
+        request = TransitionRequest.model_validate({
+            "operation_id": operation.operation_id, "transition_id": answer.value,
+            "expected_revision": operation.revision,
+            "facts": tuple(fact.value for fact in facts), **fields})
+        verification = claim = None
+        if verified is not None:
+            verification = TransitionRequest(
+                operation_id=operation.operation_id, transition_id=verified[0].value,
+                expected_revision=operation.revision + 1,
+                facts=tuple(fact.value for fact in verified[1]))
+            claim = self.claim(operation.operation_id, "observation")
+        steps = self.journal.settle_response(request, lease, verification=verification,
+                                             verification_lease=claim)
+        self._settled.add(_lease_key(lease))
+        for updated, taken in zip(steps, (request, verification), strict=False):
+            if taken is not None:
+                self.notify(updated, taken.transition_id)
+        return steps[-1]
 
     def notify(self, operation: ChildOperation, transition_id: str) -> None:
         """Tell the observer (progress display) where ``operation`` now stands."""
@@ -155,6 +191,23 @@ class RunContext:
         """:meth:`retrying`, then sleep ``delay_s``."""
         self.retrying(operation, action, outcome, attempt, delay_s)
         self.clock.sleep(delay_s)
+
+    def promote_verified(self, parent_id: str, ordinal: int) -> None:
+        """``ordinal`` is done: promote the frontier when it is due. An asynchronous job's child
+        is promoted as soon as it is verified; a synchronous batch promotes once
+        :data:`PROMOTION_STRIDE` children past the frontier are done, and :meth:`flush_frontier`
+        promotes the rest when the run ends or stops (a lost run's verified children are
+        promoted by the next run: the frontier only ever lags, it never runs ahead)."""
+        self._done_to = max(self._done_to, ordinal)
+        sync = self.plan.profile.snapshot.protocol_family == "sync_batch"
+        if ordinal - self.frontier >= (PROMOTION_STRIDE if sync else 1):
+            self.promote(parent_id)
+
+    def flush_frontier(self, parent_id: str) -> int:
+        """Promote what :meth:`promote_verified` left for later; returns the frontier."""
+        if self._done_to > self.frontier:
+            self.promote(parent_id)
+        return self.frontier
 
     def promote(self, parent_id: str) -> int:
         """Extend the contiguous checkpoint frontier under a checkpoint lease held for the
@@ -213,6 +266,10 @@ class RunContext:
                                evidence=evidence,
                                allowed_actions=ACTIONS.get(code, ("inspect_evidence",)),
                                checkpoint_frontier=self.frontier)
+
+
+def _lease_key(lease: Lease) -> tuple[str, str, int]:
+    return lease.operation_id, lease.kind, lease.token
 
 
 def run_clock(clock: Clock | None, sleep: Callable[[float], None] | None) -> Clock:

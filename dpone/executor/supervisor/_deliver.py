@@ -23,6 +23,7 @@ UNKNOWN, and it is never resent.
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import Callable, Mapping
 from typing import Final
@@ -108,6 +109,16 @@ def drive(ctx: RunContext, parent: ParentOperation, sealed: Mapping[int, SealedC
     if width > 1:
         return drive_window(ctx, parent, sealed, lambda c, o, s: _child(c, o, s, wait=wait),
                             width=width)
+    try:
+        return _drive_serially(ctx, parent, sealed, wait=wait)
+    except DponeError:
+        with contextlib.suppress(DponeError):  # the verified children before the error
+            ctx.flush_frontier(parent.parent_id)
+        raise
+
+
+def _drive_serially(ctx: RunContext, parent: ParentOperation, sealed: Mapping[int, SealedChild],
+                    *, wait: bool) -> DeliveryResult:
     receipts: list[ChildReceipt] = []
     for operation in sorted(parent.children, key=lambda child: child.ordinal):
         outcome = _child(ctx, operation, sealed[operation.ordinal], wait=wait)
@@ -116,21 +127,26 @@ def drive(ctx: RunContext, parent: ParentOperation, sealed: Mapping[int, SealedC
                              operation_id=outcome.operation.operation_id,
                              message="a request was withheld by a run with one child in flight")
         if not isinstance(outcome, ChildOperation):
-            return outcome
+            return outcome.model_copy(
+                update={"checkpoint_frontier": ctx.flush_frontier(parent.parent_id)})
         if outcome.state_name in OBSERVING_STATES:
+            ctx.flush_frontier(parent.parent_id)
             return DeliveryPending(parent_id=parent.parent_id, operation_id=outcome.operation_id,
                                    ordinal=outcome.ordinal, state_name=outcome.state_name,
                                    receipt=scalars(outcome.receipt or {}),
                                    next_check_after=outcome.next_check_after,
                                    checkpoint_frontier=ctx.frontier,
                                    children_total=len(parent.children))
-        if ctx.promote(parent.parent_id) < outcome.ordinal:
-            raise DponeError(code="journal.illegal_transition", operation_id=outcome.operation_id,
-                             message="a verified child did not extend the checkpoint frontier")
+        ctx.promote_verified(parent.parent_id, outcome.ordinal)
         receipts.append(ChildReceipt(operation_id=outcome.operation_id, ordinal=outcome.ordinal,
                                      state_name=outcome.state_name,
                                      attempt_ordinal=outcome.attempt_ordinal,
                                      receipt=scalars(outcome.receipt or {})))
+    last = max((child.ordinal for child in parent.children), default=0)
+    if ctx.flush_frontier(parent.parent_id) < last:
+        raise DponeError(code="journal.illegal_transition", operation_id=parent.parent_id,
+                         message="every child is verified but the checkpoint frontier stopped "
+                         f"at {ctx.frontier} of {last}")
     return DeliveryCompleted(parent_id=parent.parent_id, checkpoint_frontier=ctx.frontier,
                              children=tuple(receipts))
 

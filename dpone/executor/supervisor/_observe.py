@@ -140,6 +140,22 @@ def _record_poll(ctx: RunContext, poll: Poll, operation: ChildOperation, sealed:
     return updated, code
 
 
+def _counters(ctx: RunContext, receipt: Mapping[str, object]) -> tuple[int | None, int | None]:
+    """The accepted and rejected rows a receipt records (rejected is 0 when the profile declares
+    no such counter); both None when either is missing or mistyped: nothing is provable."""
+    accepted = receipt.get("accepted_rows")
+    declared = ctx.plan.profile.snapshot.verification.rejected_rows is not None
+    rejected = receipt.get("rejected_rows") if declared else 0
+    if not isinstance(accepted, int) or not isinstance(rejected, int):
+        return None, None
+    return accepted, rejected
+
+
+def proves_full(ctx: RunContext, receipt: Mapping[str, object], sealed: SealedChild) -> bool:
+    """True when ``receipt``'s counters account for every sealed row as accepted."""
+    return _counters(ctx, receipt) == (sealed.descriptor.row_count, 0)
+
+
 def verify(ctx: RunContext, operation: ChildOperation,
            sealed: SealedChild) -> ChildOperation | DeliveryBlocked:
     """Derive the remote effect of a VERIFYING child from the counters it recorded."""
@@ -147,15 +163,12 @@ def verify(ctx: RunContext, operation: ChildOperation,
     acknowledged = operation.state_name.removeprefix("verifying_")
     receipt = operation.receipt or {}
     expected = sealed.descriptor.row_count
-    accepted = receipt.get("accepted_rows")
     declared = ctx.plan.profile.snapshot.verification.rejected_rows is not None
-    rejected = receipt.get("rejected_rows") if declared else 0
     no_effect = NO_EFFECT.get(state)  # none after a success acknowledgement
     # The observation lease is held for the verification's own transaction: nothing between
     # the counters read here and their record is I/O.
     lease = ctx.claim(operation.operation_id, "observation")
-    if not isinstance(accepted, int) or not isinstance(rejected, int):
-        accepted = rejected = None  # missing or mistyped: not provable
+    accepted, rejected = _counters(ctx, receipt)
     if accepted == expected and rejected == 0:
         return ctx.step(operation, lease, *VERIFIED_FULL[state])
     if declared and accepted == 0 and no_effect is not None and expected > 0:

@@ -38,6 +38,7 @@ from dpone.contracts.state import StateName
 from dpone.executor.supervisor._actions import reconciled_absent
 from dpone.executor.supervisor._context import RunContext
 from dpone.executor.supervisor._gate import Withheld
+from dpone.executor.supervisor._observe import proves_full
 from dpone.executor.supervisor._request import check_payload, outbound_request
 from dpone.executor.supervisor._results import DeliveryBlocked
 from dpone.executor.supervisor._transitions import (
@@ -47,7 +48,9 @@ from dpone.executor.supervisor._transitions import (
     NOT_STARTED_RETRY,
     REPLAY_BUDGET_EXHAUSTED,
     RESPONSE,
+    SYNC_SUCCESS_LANDS_IN,
     THROTTLED_BEYOND_BUDGET,
+    VERIFIED_FULL,
     ResponseOutcome,
     state_of,
 )
@@ -177,7 +180,7 @@ def submit(ctx: RunContext, operation: ChildOperation,
                 if kind != "throttled":
                     if _STOP_CODES[kind] is not None:
                         ctx.gate.shut(operation.operation_id)  # before the answer is recorded
-                    return _record(ctx, operation, lease, kind, values)
+                    return _record(ctx, operation, lease, kind, values, sealed)
                 retry_after = retry_after_seconds(outcome.headers, ctx.clock.now())
                 if retry_after is not None:
                     values["retry_after_s"] = int(retry_after)
@@ -228,7 +231,7 @@ def _orphan_marker(ctx: RunContext, operation: ChildOperation, lease: Lease,
 
 
 def _record(ctx: RunContext, operation: ChildOperation, lease: Lease, kind: ResponseOutcome,
-            values: dict[str, str | int]) -> ChildOperation | DeliveryBlocked:
+            values: dict[str, str | int], sealed: SealedChild) -> ChildOperation | DeliveryBlocked:
     code = _STOP_CODES[kind]
     # The bounded response scalars are published before the journal write: a receipt survives
     # even when that write fails (lease lost, journal unavailable).
@@ -241,8 +244,13 @@ def _record(ctx: RunContext, operation: ChildOperation, lease: Lease, kind: Resp
     elif kind == "duplicate_receipt_same_intent":
         due = ctx.now()
     receipt = values if code is None else {"http_status": values["http_status"]}
-    updated = ctx.step(operation, lease, *RESPONSE[state_of(operation), kind], receipt=receipt,
-                       next_check_after=due, error_code=code, evidence_digest=evidence)
+    # A synchronous answer whose counters account for every row is verified in the same
+    # transaction that records it (nothing between the two is I/O).
+    verified = (VERIFIED_FULL[SYNC_SUCCESS_LANDS_IN]
+                if kind == "sync_success" and proves_full(ctx, values, sealed) else None)
+    updated = ctx.settle(operation, lease, *RESPONSE[state_of(operation), kind], verified=verified,
+                         receipt=receipt, next_check_after=due, error_code=code,
+                         evidence_digest=evidence)
     if code is None:
         return updated
     ref = ctx.plan.binding.snapshot.credential_ref

@@ -94,6 +94,8 @@ RESPONSE: Final[Mapping[tuple[S, ResponseOutcome], Step]] = {
         Step(T.REPLAY_RESPONSE_NOT_RECOGNIZED, _RECORDED),
 }
 """A recorded submit answer, by the in-flight state it answers."""
+SYNC_SUCCESS_LANDS_IN: Final = S.VERIFYING_SUCCEEDED
+"""Where a recorded synchronous success (first attempt or same-key replay) leaves the child."""
 THROTTLED_BEYOND_BUDGET: Final[Mapping[S, Step]] = {
     S.SUBMITTING: Step(T.SUBMITTING_THROTTLED_BEYOND_BUDGET,
                        (F.RESPONSE_RECORDED, F.RETRY_UNAVAILABLE)),

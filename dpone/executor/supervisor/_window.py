@@ -2,8 +2,9 @@
 
 Children start in ordinal order, at most ``width`` at a time, each on a worker thread through
 the same per-child path as the serial loop (submit, then verify its counters). The coordinating
-thread alone promotes the checkpoint frontier as children finish, so it stays contiguous: it
-stops before the first child that is not verified, whatever order the others finished in.
+thread alone promotes the checkpoint frontier as children finish (every few children, and when
+the window ends), so it stays contiguous: it stops before the first child that is not verified,
+whatever order the others finished in.
 
 The rule on an unknown effect is the send gate's (:mod:`._gate`): after the first stop no new
 request starts and no further child is started; children already in flight finish and are
@@ -14,6 +15,7 @@ child in flight has been recorded. Asynchronous jobs always run one child at a t
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -109,12 +111,16 @@ def _record(ctx: RunContext, parent: ParentOperation, operation: ChildOperation,
         outcomes.stops[operation.ordinal] = outcome
     elif isinstance(outcome, ChildOperation):
         outcomes.done[operation.ordinal] = outcome
-        if operation.ordinal == ctx.frontier + 1:
-            ctx.promote(parent.parent_id)
+        ctx.promote_verified(parent.parent_id, operation.ordinal)
 
 
 def _result(ctx: RunContext, parent: ParentOperation, children: Sequence[ChildOperation],
             outcomes: _Outcomes) -> DeliveryResult:
+    if any(isinstance(stop, BaseException) for stop in outcomes.stops.values()):
+        with contextlib.suppress(DponeError):  # the error raised below is the one to report
+            ctx.flush_frontier(parent.parent_id)
+    else:
+        ctx.flush_frontier(parent.parent_id)
     if outcomes.stops:
         stop = outcomes.stops[min(outcomes.stops)]
         if isinstance(stop, BaseException):

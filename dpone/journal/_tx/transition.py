@@ -11,12 +11,18 @@ names the transition and proves its facts; the trigger comes from the contract.
 from __future__ import annotations
 
 from dpone.contracts._errors import DponeError
-from dpone.contracts.journal import ChildOperation, Lease, TransitionRequest
+from dpone.contracts.journal import ChildOperation, Lease, LeaseClaim, TransitionRequest
 from dpone.contracts.state import Fact, ListedTransition, StateContract, StateName
 from dpone.journal._cas import apply_decision, guarded
 from dpone.journal._effects import raise_watermark, records_watermark, releases_capacity
 from dpone.journal._environment import environment
-from dpone.journal._leases import check_lease_identity, check_submit_holder, granted_epoch
+from dpone.journal._leases import (
+    check_lease_identity,
+    check_submit_holder,
+    granted_epoch,
+    holding,
+    release,
+)
 from dpone.journal._lookup import fence_refusal, prior_reconciliation, require_child
 from dpone.journal._models import child_model
 from dpone.journal._rows import ChildRow
@@ -102,3 +108,25 @@ def transition(tx: UnitOfWork, contract: StateContract, request: TransitionReque
     if records_watermark(decision.target, row.mutation_kind):
         raise_watermark(tx, updated)
     return child_model(updated)
+
+
+def settle_response(tx: UnitOfWork, contract: StateContract, request: TransitionRequest,
+                    lease: Lease, verification: TransitionRequest | None,
+                    verification_lease: LeaseClaim | None) -> tuple[ChildOperation, ...]:
+    """The submit answer under the held mutation ``lease``, the verification it proves under a
+    claim taken here (CAS on the revision the answer produced), and ``lease`` released: the
+    steps a synchronous child takes after its response with no I/O between them."""
+    answered = transition(tx, contract, request, lease)
+    if verification is None:
+        release(tx, lease)
+        return (answered,)
+    if verification_lease is None or verification_lease.operation_id != request.operation_id \
+            or verification.operation_id != request.operation_id:
+        raise DponeError(code="journal.illegal_transition", operation_id=request.operation_id,
+                         message="a verification settled with an answer needs a claim on the "
+                         "same operation")
+    follow = verification.model_copy(update={"expected_revision": answered.revision})
+    verified = holding(tx, verification_lease, lambda held, taken: transition(
+        tx, contract, follow, held, taken_epoch=taken))
+    release(tx, lease)
+    return answered, verified

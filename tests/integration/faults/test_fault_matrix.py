@@ -109,13 +109,24 @@ def _first_passages(passages: list[str]) -> list[str]:
     return list(seen.values())
 
 
+def _submit_loop(passages: list[str]) -> list[str]:
+    """The passages of the first child's submit loop: up to the mutation lease's release, which
+    is its own write (``before:lease_release@1``) or part of the transaction that settles the
+    submit answer (through ``after:transition.submit_response@1``)."""
+    for index, passage in enumerate(passages):
+        if passage == "before:lease_release@1":
+            return passages[:index]
+        if passage == "after:transition.submit_response@1":
+            return passages[:index + 1]
+    raise AssertionError("the traced run never ended its submit loop")
+
+
 def _fault_cuts(base: list[str], faulted: list[str]) -> list[str]:
     """Passages the faulted run's submit loop makes that the plain run does not, at the request
-    boundary, the SUBMITTING CAS or a transition. The submit loop ends when the mutation lease
-    is released (``before:lease_release@1``); what follows depends on how often a job is polled,
-    so it is left to the plain cells."""
+    boundary, the SUBMITTING CAS or a transition. What follows the loop depends on how often a
+    job is polled, so it is left to the plain cells."""
     plain = set(base)
-    loop = faulted[:faulted.index("before:lease_release@1")]
+    loop = _submit_loop(faulted)
     return [p for p in dict.fromkeys(loop) if p not in plain
             and (_point(p) in REQUEST_POINTS or _point(p).startswith("transition."))]
 

@@ -120,7 +120,7 @@ def _arguments(method: str) -> tuple[list[object], dict[str, object]]:
     kwargs: dict[str, object] = {}
     for parameter in list(inspect.signature(getattr(CuttingJournal, method)).parameters.values())[1:]:
         value: object = MagicMock(name=parameter.name)
-        if parameter.name == "request" and method == "transition":
+        if parameter.name == "request" and method in TRANSITION_WRITES:
             value = SimpleNamespace(transition_id="submitting_sync_success")
         if parameter.kind is inspect.Parameter.KEYWORD_ONLY:
             kwargs[parameter.name] = value
@@ -129,13 +129,17 @@ def _arguments(method: str) -> tuple[list[object], dict[str, object]]:
     return args, kwargs
 
 
+TRANSITION_WRITES = ("transition", "settle_response")
+"""Writes cut at the point of their (first) transition's trigger kind."""
+
+
 @pytest.mark.parametrize("method", sorted(JOURNAL_WRITE_POINTS))
 def test_each_write_is_bracketed_by_its_cut_point(method: str) -> None:
     log: list[str] = []
     journal = CuttingJournal(FakeJournal(log), Passages(log))  # type: ignore[arg-type]
     args, kwargs = _arguments(method)
     getattr(journal, method)(*args, **kwargs)
-    point = (transition_point("submitting_sync_success") if method == "transition"
+    point = (transition_point("submitting_sync_success") if method in TRANSITION_WRITES
              else JOURNAL_WRITE_POINTS[method])
     assert log == [f"before:{point}", f"call:{method}", f"after:{point}"]
     assert ("before", point) in cut_points() and ("after", point) in cut_points()

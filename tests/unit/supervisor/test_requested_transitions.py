@@ -11,7 +11,14 @@ import pytest
 from dpone.contracts.design import load_state_contract
 from dpone.contracts.state import StateContract, Transition
 from dpone.executor import supervisor
-from dpone.executor.supervisor._transitions import REQUESTED, SOURCE_STATES, Step
+from dpone.executor.supervisor._transitions import (
+    REQUESTED,
+    RESPONSE,
+    SOURCE_STATES,
+    SYNC_SUCCESS_LANDS_IN,
+    VERIFIED_FULL,
+    Step,
+)
 
 SUPERVISOR = Path(supervisor.__file__).parent
 CONTRACT: StateContract = load_state_contract()
@@ -69,3 +76,14 @@ def test_no_transition_is_named_by_a_string() -> None:
         for arg in call.args:
             assert not isinstance(arg, ast.Constant | ast.JoinedStr), (
                 f"{name}:{call.lineno}: a transition or fact named by a string literal")
+
+
+def test_a_synchronous_success_lands_where_its_settled_verification_starts() -> None:
+    """The answer and its verification are settled in one transaction: the verification the
+    supervisor asks for must start where the recorded success leaves the child."""
+    successes = [step for (_, outcome), step in RESPONSE.items() if outcome == "sync_success"]
+    assert len(successes) == 2
+    for step in successes:
+        assert CONTRACT.transitions[step.transition].target == SYNC_SUCCESS_LANDS_IN
+    assert CONTRACT.transitions[VERIFIED_FULL[SYNC_SUCCESS_LANDS_IN].transition].source \
+        == SYNC_SUCCESS_LANDS_IN
