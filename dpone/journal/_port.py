@@ -78,9 +78,10 @@ class JournalBase(ABC):
     def contract(self) -> StateContract:
         return load_state_contract()
 
-    def _owned(self, operation_ids: Sequence[str], work: Callable[[UnitOfWork], _T],
-               kind: TransactionKind) -> _T:
-        """``work`` in one transaction that first refuses an operation of another namespace."""
+    def _owned(self, operation_ids: Sequence[str],
+               work: Callable[[UnitOfWork], _T]) -> Callable[[UnitOfWork], _T]:
+        """``work`` preceded, in its transaction, by the refusal of another namespace's
+        operation."""
         namespace = self.operation_namespace
 
         def owned(tx: UnitOfWork) -> _T:
@@ -88,7 +89,7 @@ class JournalBase(ABC):
                 check_owned(tx, namespace, operation_id)
             return work(tx)
 
-        return self._run(owned, kind)
+        return owned
 
     def _scoped(self, environment_id: str) -> None:
         if environment_id != self.environment_id:
@@ -99,7 +100,7 @@ class JournalBase(ABC):
     # -- read-only view ------------------------------------------------------------------------
 
     def load_parent(self, parent_id: str) -> ParentOperation:
-        return self._owned([parent_id], lambda tx: admit.load(tx, parent_id), "read")
+        return self._run(self._owned([parent_id], lambda tx: admit.load(tx, parent_id)), "read")
 
     def find_parent(self, tenancy: Tenancy, parent_plan_digest: str) -> ParentOperation | None:
         self._scoped(tenancy.environment_id)
@@ -127,18 +128,18 @@ class JournalBase(ABC):
         self._run(work, "read")
 
     def get_child(self, operation_id: str) -> ChildOperation:
-        return self._owned(
-            [operation_id], lambda tx: child_model(require_child(tx, operation_id)), "read")
+        return self._run(self._owned(
+            [operation_id], lambda tx: child_model(require_child(tx, operation_id))), "read")
 
     def list_attempts(self, operation_id: str) -> Sequence[Mapping[str, Any]]:
-        return self._owned([operation_id], lambda tx: [
+        return self._run(self._owned([operation_id], lambda tx: [
             attempt_view(tx.codec, row)
-            for row in tx.all("list_attempts", operation_id=operation_id)], "read")
+            for row in tx.all("list_attempts", operation_id=operation_id)]), "read")
 
     def list_observations(self, operation_id: str) -> Sequence[Mapping[str, Any]]:
-        return self._owned([operation_id], lambda tx: [
+        return self._run(self._owned([operation_id], lambda tx: [
             observation_view(tx.codec, row)
-            for row in tx.all("list_observations", operation_id=operation_id)], "read")
+            for row in tx.all("list_observations", operation_id=operation_id)]), "read")
 
     def list_deliveries(self, limit: int) -> Sequence[DeliverySummary]:
         if not 1 <= limit <= MAX_LISTED_DELIVERIES:
@@ -150,7 +151,8 @@ class JournalBase(ABC):
             "list_deliveries", limit=limit, operation_namespace=namespace)), "read")
 
     def list_operator_actions(self, operation_ids: Sequence[str]) -> Sequence[OperatorAction]:
-        return self._owned(operation_ids, lambda tx: operator.listed(tx, operation_ids), "read")
+        return self._run(self._owned(
+            operation_ids, lambda tx: operator.listed(tx, operation_ids)), "read")
 
     def _environment_row(self, environment_id: str) -> EnvironmentRow | None:
         self._scoped(environment_id)
@@ -191,63 +193,65 @@ class JournalBase(ABC):
     def acquire_lease(self, operation_id: str, kind: LeaseKindName, holder: str,
                       ttl_seconds: int) -> Lease:
         check_lease_request(operation_id, kind, holder, ttl_seconds)
-        return self._owned([operation_id], lambda tx: acquire(
-            tx, operation_id, kind, holder, ttl_seconds, environment(tx).journal_epoch), "write")
+        return self._run(self._owned([operation_id], lambda tx: acquire(
+            tx, operation_id, kind, holder, ttl_seconds, environment(tx).journal_epoch)), "write")
 
     def release_lease(self, lease: Lease) -> None:
-        self._owned([lease.operation_id], lambda tx: release(tx, lease), "write")
+        self._run(self._owned([lease.operation_id], lambda tx: release(tx, lease)), "write")
 
     def renew_lease(self, lease: Lease, ttl_seconds: int) -> Lease:
         if not 0 < ttl_seconds <= MAX_LEASE_TTL_SECONDS:
             raise DponeError(code="journal.illegal_transition", operation_id=lease.operation_id,
                              message=f"a lease TTL is 1..{MAX_LEASE_TTL_SECONDS} seconds")
-        return self._owned([lease.operation_id], lambda tx: renew(tx, lease, ttl_seconds),
-                           "write")
+        return self._run(self._owned(
+            [lease.operation_id], lambda tx: renew(tx, lease, ttl_seconds)), "write")
 
     def record_operator_action(self, action: OperatorActionRecord) -> OperatorAction:
-        return self._owned([action.operation_id], lambda tx: operator.record(tx, action),
-                           "critical")
+        return self._run(self._owned(
+            [action.operation_id], lambda tx: operator.record(tx, action)), "critical")
 
     def begin_attempt(self, operation_id: str, holder: str, ttl_seconds: int) -> SubmitLease:
         check_lease_request(operation_id, "mutation", holder, ttl_seconds)
-        return self._owned([operation_id], lambda tx: submit.begin_attempt(
-            tx, operation_id, holder, ttl_seconds), "write")
+        return self._run(self._owned([operation_id], lambda tx: submit.begin_attempt(
+            tx, operation_id, holder, ttl_seconds)), "write")
 
     def plan_attempt(self, operation_id: str, lease: Lease) -> AttemptPlan:
-        return self._owned([operation_id], lambda tx: submit.plan_attempt(
-            tx, operation_id, lease), "write")
+        return self._run(self._owned([operation_id], lambda tx: submit.plan_attempt(
+            tx, operation_id, lease)), "write")
 
     def enter_submitting(self, attempt: AttemptPlan, marker_digest: str, lease: Lease,
                          expected_revision: int, *, fenced_replay: bool = False) -> ChildOperation:
         contract = self.contract
-        return self._owned([attempt.operation_id], lambda tx: submit.enter_submitting(
+        return self._run(self._owned([attempt.operation_id], lambda tx: submit.enter_submitting(
             tx, contract, attempt, marker_digest, lease, expected_revision,
-            fenced_replay=fenced_replay), "critical")
+            fenced_replay=fenced_replay)), "critical")
 
     def record_orphan_marker(self, attempt: AttemptPlan, orphan_digest: str, lease: Lease,
                              expected_revision: int) -> ChildOperation:
         contract = self.contract
-        return self._owned([attempt.operation_id], lambda tx: orphan.record_orphan_marker(
-            tx, contract, attempt, orphan_digest, lease, expected_revision), "critical")
+        return self._run(self._owned([attempt.operation_id], lambda tx: (
+            orphan.record_orphan_marker(tx, contract, attempt, orphan_digest, lease,
+                                        expected_revision))), "critical")
 
     def transition(self, request: TransitionRequest,
                    lease: Lease | LeaseClaim) -> ChildOperation:
         contract = self.contract
-        return self._owned([request.operation_id, lease.operation_id], lambda tx: holding(
-            tx, lease, lambda held, taken: transition.transition(
-                tx, contract, request, held, taken_epoch=taken)), "critical")
+        return self._run(self._owned(
+            [request.operation_id, lease.operation_id], lambda tx: holding(
+                tx, lease, lambda held, taken: transition.transition(
+                    tx, contract, request, held, taken_epoch=taken))), "critical")
 
     def reconcile(self, request: ReconcileRequest, lease: Lease) -> ChildOperation:
         contract = self.contract
-        return self._owned([request.operation_id, lease.operation_id],
-                           lambda tx: reconcile.reconcile(tx, contract, request, lease),
-                           "critical")
+        return self._run(self._owned(
+            [request.operation_id, lease.operation_id],
+            lambda tx: reconcile.reconcile(tx, contract, request, lease)), "critical")
 
     def promote_frontier(self, parent_id: str, lease: Lease | LeaseClaim) -> int:
         contract = self.contract
-        return self._owned([parent_id, lease.operation_id], lambda tx: holding(
+        return self._run(self._owned([parent_id, lease.operation_id], lambda tx: holding(
             tx, lease, lambda held, taken: promote.promote(
-                tx, contract, parent_id, held, taken_epoch=taken)), "critical")
+                tx, contract, parent_id, held, taken_epoch=taken))), "critical")
 
     def repair_reservation(self, attempt_id: str, *, actor: str = "journal.repair") -> bool:
         """Release an orphan capacity reservation; True when it was released."""
@@ -263,7 +267,7 @@ class JournalBase(ABC):
 
     def check_lease(self, lease: Lease) -> None:
         """Raise ``journal.lease_lost`` unless ``lease`` is still held (database clock)."""
-        self._owned([lease.operation_id], lambda tx: live_lease(tx, lease), "read")
+        self._run(self._owned([lease.operation_id], lambda tx: live_lease(tx, lease)), "read")
 
     def set_mutation_gate(self, environment_id: str, gate: MutationGate, *, epoch: int,
                           actor: str, reason: str) -> None:
