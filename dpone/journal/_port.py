@@ -52,7 +52,7 @@ from dpone.journal._leases import (
 from dpone.journal._lookup import parent_operation, require_child
 from dpone.journal._models import attempt_view, child_model, delivery_summaries, observation_view
 from dpone.journal._rows import EnvironmentRow, ParentRow, gate_status
-from dpone.journal._tenancy import check_owned, check_tenancy
+from dpone.journal._tenancy import check_owned, check_reservation_owned, check_tenancy
 from dpone.journal._tx import admit, orphan, promote, reconcile, repair, submit, transition
 from dpone.journal._unit import UnitOfWork
 
@@ -258,9 +258,7 @@ class JournalBase(ABC):
         namespace = self.operation_namespace
 
         def work(tx: UnitOfWork) -> bool:
-            stored = tx.one("get_reservation", attempt_id=attempt_id)
-            if stored is not None:
-                check_owned(tx, namespace, str(stored["operation_id"]))
+            check_reservation_owned(tx, namespace, attempt_id)
             return repair.repair_reservation(tx, attempt_id, actor)
 
         return self._run(work, "critical")

@@ -19,6 +19,7 @@ import re
 
 from dpone.contracts._errors import DponeError
 from dpone.contracts.journal import Tenancy
+from dpone.journal._rows import ParentRow, ReservationRow
 from dpone.journal._unit import UnitOfWork
 
 _OPERATION_ID = re.compile(r"^(op_v1_[0-9a-f]{64})(?:_[0-9]{4})?$")
@@ -46,8 +47,18 @@ def check_owned(tx: UnitOfWork, namespace: str | None, operation_id: str) -> Non
         return
     parent_id = parent_of(operation_id)
     row = tx.one("get_parent", parent_id=parent_id) if parent_id is not None else None
-    if row is not None and str(row["operation_namespace"]) != namespace:
+    if row is not None and ParentRow.decode(tx.codec, row).operation_namespace != namespace:
         raise refusal(operation_id, namespace)
+
+
+def check_reservation_owned(tx: UnitOfWork, namespace: str | None, attempt_id: str) -> None:
+    """Refuse the capacity reservation of ``attempt_id`` when its operation is another
+    namespace's (an unknown reservation is left to the caller's own refusal)."""
+    if namespace is None:
+        return
+    row = tx.one("get_reservation", attempt_id=attempt_id)
+    if row is not None:
+        check_owned(tx, namespace, ReservationRow.decode(row).operation_id)
 
 
 def check_tenancy(namespace: str | None, tenancy: Tenancy) -> None:
