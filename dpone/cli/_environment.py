@@ -2,14 +2,16 @@
 
 ``NAME`` names an environment control-plane file, ``environments/NAME.yaml``, looked up in the
 directory ``--registry DIR`` names (its ``environments/``), else in ``$DPONE_ENVIRONMENTS``,
-else in ``./environments``. When the file exists, its ``environment_id`` scopes the journal
-and its ``control_plane`` block supplies the journal, the artifact store and the plan store, so
-recovery on another machine needs only ``--environment NAME`` and an operation id. An explicit
-``--journal``/``--artifacts``/``--plans`` that names another place than the file is refused
-(``environment.locator_conflict``). When there is no such file, ``NAME`` is the environment id
-the journal is scoped to and the locators are the options (or their defaults), as before
-environment files existed. Relative paths in the file resolve against the current directory,
-like the options' defaults.
+else in ``./environments``. When the file exists, its ``environment_id`` scopes the journal,
+its operation namespace (platform instance, tenant, environment id, namespace revision) scopes
+every operation the command reads or moves (another namespace's is refused with
+``journal.foreign_namespace``), and its ``control_plane`` block supplies the journal, the
+artifact store and the plan store, so recovery on another machine needs only
+``--environment NAME`` and an operation id. An explicit ``--journal``/``--artifacts``/``--plans``
+that names another place than the file is refused (``environment.locator_conflict``). When there
+is no such file, ``NAME`` is the environment id the journal is scoped to (no namespace scope) and
+the locators are the options (or their defaults), as before environment files existed.
+Relative paths in the file resolve against the current directory, like the options' defaults.
 """
 
 from __future__ import annotations
@@ -52,6 +54,9 @@ class ControlPlane:
     supplied: frozenset[Locator] = frozenset()
     leases: LeasePolicy = field(default_factory=LeasePolicy)
     """The environment file's lease policy (the default without a file)."""
+    operation_namespace: str | None = None
+    """The environment file's operation namespace: the journal refuses another namespace's
+    operations (None without a file: the journal is scoped by environment id alone)."""
 
     @property
     def locators(self) -> Locators:
@@ -124,7 +129,10 @@ def resolve_control_plane(args: ControlPlaneArgs) -> ControlPlane:
             artifacts=args.artifacts or DEFAULT_ARTIFACTS,
             plans=args.plans or DEFAULT_PLANS)
     name = str(args.environment)
-    from dpone.compiler import load_environment  # noqa: PLC0415 - only when the file exists
+    from dpone.compiler import (  # noqa: PLC0415 - only when the file exists
+        load_environment,
+        namespace_digest,
+    )
 
     environment = load_environment(file, name, str(file))
     plane = environment.control_plane
@@ -138,4 +146,5 @@ def resolve_control_plane(args: ControlPlaneArgs) -> ControlPlane:
         environment=name, environment_id=environment.environment_id,
         journal=journal or DEFAULT_JOURNAL, artifacts=artifacts or DEFAULT_ARTIFACTS,
         plans=Path(plans) if plans is not None else DEFAULT_PLANS, file=file,
-        registry=args.registry, supplied=frozenset(supplied), leases=environment.leases)
+        registry=args.registry, supplied=frozenset(supplied), leases=environment.leases,
+        operation_namespace=namespace_digest(environment.identity()))

@@ -279,11 +279,13 @@ def parse_operation_id(operation_id: str) -> tuple[str, str | None]:
                      message=f"{operation_id!r} is not an operation id (op_v1_<hex>[_NNNN])")
 
 
-def open_existing_journal(url: str, *, environment_id: str) -> DeliveryJournalPort:
+def open_existing_journal(url: str, *, environment_id: str,
+                          operation_namespace: str | None = None) -> DeliveryJournalPort:
     """An existing journal, opened without migrating (nothing is created or written)."""
     if not url.startswith(POSTGRES_SCHEMES) and not Path(url.removeprefix("sqlite:///")).exists():
         raise DponeError(code="journal.not_found", message=f"no journal at {url}")
-    return open_journal(url, environment_id=environment_id, migrate=False)
+    return open_journal(url, environment_id=environment_id, migrate=False,
+                        operation_namespace=operation_namespace)
 
 
 def load_delivery(journal: DeliveryJournalView, parent_id: str,
@@ -297,16 +299,20 @@ def load_delivery(journal: DeliveryJournalView, parent_id: str,
 
 
 def open_journal(url: str, *, environment_id: str, tier: str = "development",
-                 migrate: bool = True) -> DeliveryJournalPort:
+                 migrate: bool = True, operation_namespace: str | None = None
+                 ) -> DeliveryJournalPort:
     """The journal at ``url``: ``postgresql://...`` or a SQLite path (``sqlite:///``).
 
     ``migrate`` applies pending migrations (idempotent); read-only commands pass ``False``.
+    ``operation_namespace`` (when known) makes the journal refuse another namespace's
+    operations (``journal.foreign_namespace``).
     """
     if url.startswith(POSTGRES_SCHEMES):
         from dpone.journal.postgres import PostgresJournal  # noqa: PLC0415 - optional driver
 
         postgres = PostgresJournal(url, environment_id=environment_id,
-                                   require_durability=tier == "production")
+                                   require_durability=tier == "production",
+                                   operation_namespace=operation_namespace)
         if migrate:
             postgres.migrate()
         return postgres
@@ -323,7 +329,8 @@ def open_journal(url: str, *, environment_id: str, tier: str = "development",
                          f"{error.strerror}") from error
     from dpone.journal.sqlite import SqliteJournal  # noqa: PLC0415 - one adapter per URL
 
-    sqlite = SqliteJournal(path, environment_id=environment_id)
+    sqlite = SqliteJournal(path, environment_id=environment_id,
+                           operation_namespace=operation_namespace)
     if migrate:
         sqlite.migrate()
     return sqlite

@@ -179,6 +179,9 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
     _ce("journal.lease_lost", "The lease expired or was taken over: reread the operation.",
         exit_class=3),
     _ce("journal.not_found", "Check the operation id and the journal URL."),
+    _ce("journal.foreign_namespace", "The operation belongs to another operation namespace "
+        "(tenant, environment or namespace revision) than this command's: run the command with "
+        "that namespace's environment file (--environment NAME); nothing was read or changed."),
     _ce("journal.capacity_exhausted", "Wait until a remote job finishes and frees capacity.",
         exit_class=3),
     _ce("journal.durability_unavailable", "Restore the synchronous standby quorum "

@@ -52,6 +52,7 @@ from dpone.journal._leases import (
 from dpone.journal._lookup import parent_operation, require_child
 from dpone.journal._models import attempt_view, child_model, delivery_summaries, observation_view
 from dpone.journal._rows import EnvironmentRow, ParentRow, gate_status
+from dpone.journal._tenancy import check_owned, check_reservation_owned, check_tenancy
 from dpone.journal._tx import admit, orphan, promote, reconcile, repair, submit, transition
 from dpone.journal._unit import UnitOfWork
 
@@ -65,6 +66,9 @@ class JournalBase(ABC):
     """The delivery journal of one environment over a dialect's transactions."""
 
     environment_id: str
+    operation_namespace: str | None = None
+    """The caller's operation namespace when it is known: an operation of another namespace is
+    refused by every method that takes its id (``_tenancy``); None scopes by environment id."""
 
     @abstractmethod
     def _run(self, work: Callable[[UnitOfWork], _T], kind: TransactionKind) -> _T:
@@ -73,6 +77,19 @@ class JournalBase(ABC):
     @property
     def contract(self) -> StateContract:
         return load_state_contract()
+
+    def _owned(self, operation_ids: Sequence[str],
+               work: Callable[[UnitOfWork], _T]) -> Callable[[UnitOfWork], _T]:
+        """``work`` preceded, in its transaction, by the refusal of another namespace's
+        operation."""
+        namespace = self.operation_namespace
+
+        def owned(tx: UnitOfWork) -> _T:
+            for operation_id in operation_ids:
+                check_owned(tx, namespace, operation_id)
+            return work(tx)
+
+        return owned
 
     def _scoped(self, environment_id: str) -> None:
         if environment_id != self.environment_id:
@@ -83,10 +100,11 @@ class JournalBase(ABC):
     # -- read-only view ------------------------------------------------------------------------
 
     def load_parent(self, parent_id: str) -> ParentOperation:
-        return self._run(lambda tx: admit.load(tx, parent_id), "read")
+        return self._run(self._owned([parent_id], lambda tx: admit.load(tx, parent_id)), "read")
 
     def find_parent(self, tenancy: Tenancy, parent_plan_digest: str) -> ParentOperation | None:
         self._scoped(tenancy.environment_id)
+        check_tenancy(self.operation_namespace, tenancy)
 
         def work(tx: UnitOfWork) -> ParentOperation | None:
             row = tx.one("find_parent", operation_namespace=tenancy.operation_namespace,
@@ -100,6 +118,7 @@ class JournalBase(ABC):
     def check_admitted_leases(self, tenancy: Tenancy, plan_digest: str,
                               boundary_from: dt.date, boundary_to: dt.date) -> None:
         self._scoped(tenancy.environment_id)
+        check_tenancy(self.operation_namespace, tenancy)
 
         def work(tx: UnitOfWork) -> None:
             refusal = admitted_lease_refusal(tx, tenancy, plan_digest, boundary_from, boundary_to)
@@ -109,29 +128,31 @@ class JournalBase(ABC):
         self._run(work, "read")
 
     def get_child(self, operation_id: str) -> ChildOperation:
-        return self._run(
-            lambda tx: child_model(require_child(tx, operation_id)), "read")
+        return self._run(self._owned(
+            [operation_id], lambda tx: child_model(require_child(tx, operation_id))), "read")
 
     def list_attempts(self, operation_id: str) -> Sequence[Mapping[str, Any]]:
-        return self._run(lambda tx: [
+        return self._run(self._owned([operation_id], lambda tx: [
             attempt_view(tx.codec, row)
-            for row in tx.all("list_attempts", operation_id=operation_id)], "read")
+            for row in tx.all("list_attempts", operation_id=operation_id)]), "read")
 
     def list_observations(self, operation_id: str) -> Sequence[Mapping[str, Any]]:
-        return self._run(lambda tx: [
+        return self._run(self._owned([operation_id], lambda tx: [
             observation_view(tx.codec, row)
-            for row in tx.all("list_observations", operation_id=operation_id)], "read")
+            for row in tx.all("list_observations", operation_id=operation_id)]), "read")
 
     def list_deliveries(self, limit: int) -> Sequence[DeliverySummary]:
         if not 1 <= limit <= MAX_LISTED_DELIVERIES:
             raise DponeError(code="input.invalid_argument",
                              message=f"a delivery listing holds 1..{MAX_LISTED_DELIVERIES} "
                              f"deliveries, not {limit}")
-        return self._run(lambda tx: delivery_summaries(
-            tx.codec, tx.all("list_deliveries", limit=limit)), "read")
+        namespace = self.operation_namespace
+        return self._run(lambda tx: delivery_summaries(tx.codec, tx.all(
+            "list_deliveries", limit=limit, operation_namespace=namespace)), "read")
 
     def list_operator_actions(self, operation_ids: Sequence[str]) -> Sequence[OperatorAction]:
-        return self._run(lambda tx: operator.listed(tx, operation_ids), "read")
+        return self._run(self._owned(
+            operation_ids, lambda tx: operator.listed(tx, operation_ids)), "read")
 
     def _environment_row(self, environment_id: str) -> EnvironmentRow | None:
         self._scoped(environment_id)
@@ -165,54 +186,60 @@ class JournalBase(ABC):
 
     def admit_parent(self, request: ParentAdmission) -> AdmissionResult:
         admit.validate(request, self.environment_id)
+        check_tenancy(self.operation_namespace, request.tenancy)
         contract = self.contract
         return self._run(lambda tx: admit.admit(tx, contract, request), "critical")
 
     def acquire_lease(self, operation_id: str, kind: LeaseKindName, holder: str,
                       ttl_seconds: int) -> Lease:
         check_lease_request(operation_id, kind, holder, ttl_seconds)
-        return self._run(lambda tx: acquire(tx, operation_id, kind, holder, ttl_seconds,
-                                            environment(tx).journal_epoch), "write")
+        return self._run(self._owned([operation_id], lambda tx: acquire(
+            tx, operation_id, kind, holder, ttl_seconds, environment(tx).journal_epoch)), "write")
 
     def release_lease(self, lease: Lease) -> None:
-        self._run(lambda tx: release(tx, lease), "write")
+        self._run(self._owned([lease.operation_id], lambda tx: release(tx, lease)), "write")
 
     def renew_lease(self, lease: Lease, ttl_seconds: int) -> Lease:
         if not 0 < ttl_seconds <= MAX_LEASE_TTL_SECONDS:
             raise DponeError(code="journal.illegal_transition", operation_id=lease.operation_id,
                              message=f"a lease TTL is 1..{MAX_LEASE_TTL_SECONDS} seconds")
-        return self._run(lambda tx: renew(tx, lease, ttl_seconds), "write")
+        return self._run(self._owned(
+            [lease.operation_id], lambda tx: renew(tx, lease, ttl_seconds)), "write")
 
     def record_operator_action(self, action: OperatorActionRecord) -> OperatorAction:
-        return self._run(lambda tx: operator.record(tx, action), "critical")
+        return self._run(self._owned(
+            [action.operation_id], lambda tx: operator.record(tx, action)), "critical")
 
     def begin_attempt(self, operation_id: str, holder: str, ttl_seconds: int) -> SubmitLease:
         check_lease_request(operation_id, "mutation", holder, ttl_seconds)
-        return self._run(lambda tx: submit.begin_attempt(tx, operation_id, holder, ttl_seconds),
-                         "write")
+        return self._run(self._owned([operation_id], lambda tx: submit.begin_attempt(
+            tx, operation_id, holder, ttl_seconds)), "write")
 
     def plan_attempt(self, operation_id: str, lease: Lease) -> AttemptPlan:
-        return self._run(lambda tx: submit.plan_attempt(tx, operation_id, lease), "write")
+        return self._run(self._owned([operation_id], lambda tx: submit.plan_attempt(
+            tx, operation_id, lease)), "write")
 
     def enter_submitting(self, attempt: AttemptPlan, marker_digest: str, lease: Lease,
                          expected_revision: int, *, fenced_replay: bool = False) -> ChildOperation:
         contract = self.contract
-        return self._run(lambda tx: submit.enter_submitting(
+        return self._run(self._owned([attempt.operation_id], lambda tx: submit.enter_submitting(
             tx, contract, attempt, marker_digest, lease, expected_revision,
-            fenced_replay=fenced_replay), "critical")
+            fenced_replay=fenced_replay)), "critical")
 
     def record_orphan_marker(self, attempt: AttemptPlan, orphan_digest: str, lease: Lease,
                              expected_revision: int) -> ChildOperation:
         contract = self.contract
-        return self._run(lambda tx: orphan.record_orphan_marker(
-            tx, contract, attempt, orphan_digest, lease, expected_revision), "critical")
+        return self._run(self._owned([attempt.operation_id], lambda tx: (
+            orphan.record_orphan_marker(tx, contract, attempt, orphan_digest, lease,
+                                        expected_revision))), "critical")
 
     def transition(self, request: TransitionRequest,
                    lease: Lease | LeaseClaim) -> ChildOperation:
         contract = self.contract
-        return self._run(lambda tx: holding(
-            tx, lease, lambda held, taken: transition.transition(
-                tx, contract, request, held, taken_epoch=taken)), "critical")
+        return self._run(self._owned(
+            [request.operation_id, lease.operation_id], lambda tx: holding(
+                tx, lease, lambda held, taken: transition.transition(
+                    tx, contract, request, held, taken_epoch=taken))), "critical")
 
     def settle_response(self, request: TransitionRequest, lease: Lease, *,
                         verification: TransitionRequest | None = None,
@@ -224,23 +251,29 @@ class JournalBase(ABC):
 
     def reconcile(self, request: ReconcileRequest, lease: Lease) -> ChildOperation:
         contract = self.contract
-        return self._run(
-            lambda tx: reconcile.reconcile(tx, contract, request, lease), "critical")
+        return self._run(self._owned(
+            [request.operation_id, lease.operation_id],
+            lambda tx: reconcile.reconcile(tx, contract, request, lease)), "critical")
 
     def promote_frontier(self, parent_id: str, lease: Lease | LeaseClaim) -> int:
         contract = self.contract
-        return self._run(lambda tx: holding(
+        return self._run(self._owned([parent_id, lease.operation_id], lambda tx: holding(
             tx, lease, lambda held, taken: promote.promote(
-                tx, contract, parent_id, held, taken_epoch=taken)), "critical")
+                tx, contract, parent_id, held, taken_epoch=taken))), "critical")
 
     def repair_reservation(self, attempt_id: str, *, actor: str = "journal.repair") -> bool:
         """Release an orphan capacity reservation; True when it was released."""
-        return self._run(
-            lambda tx: repair.repair_reservation(tx, attempt_id, actor), "critical")
+        namespace = self.operation_namespace
+
+        def work(tx: UnitOfWork) -> bool:
+            check_reservation_owned(tx, namespace, attempt_id)
+            return repair.repair_reservation(tx, attempt_id, actor)
+
+        return self._run(work, "critical")
 
     def check_lease(self, lease: Lease) -> None:
         """Raise ``journal.lease_lost`` unless ``lease`` is still held (database clock)."""
-        self._run(lambda tx: live_lease(tx, lease), "read")
+        self._run(self._owned([lease.operation_id], lambda tx: live_lease(tx, lease)), "read")
 
     def set_mutation_gate(self, environment_id: str, gate: MutationGate, *, epoch: int,
                           actor: str, reason: str) -> None:

@@ -136,7 +136,8 @@ def _refuse_held_leases(plan: RestDeliveryPlan, plan_digest: str, journal_url: s
     that does not exist yet or cannot be read, leaves the decision to the delivery itself."""
     tenancy = plan_tenancy(plan)
     try:
-        journal = open_existing_journal(journal_url, environment_id=tenancy.environment_id)
+        journal = open_existing_journal(journal_url, environment_id=tenancy.environment_id,
+                                        operation_namespace=tenancy.operation_namespace)
     except DponeError:
         return
     try:

@@ -140,15 +140,17 @@ def delivery_ports(plan: RestDeliveryPlan, journal_url: str, store: ImmutableArt
     """The journal (migrated), the plan's transport and ``store`` for one run; the journal and
     the transport are closed after it.
 
-    The credential resolves on the first request, so every journal check (admission, intent
+    The journal is scoped to the plan's operation namespace: another namespace's operation is
+    refused. The credential resolves on the first request, so every journal check (admission, intent
     conflict, sealed documents) is done before any secret is read. ``announce`` is printed on
     stderr with the receiver authority and profile.
     """
     tier = plan.environment.snapshot.tier
     cut: CutHook | None = hook_from(os.environ, cut_points())
     with contextlib.ExitStack() as stack:
-        journal: DeliveryJournalPort = open_journal(journal_url, environment_id=environment_id,
-                                                    tier=tier)
+        journal: DeliveryJournalPort = open_journal(
+            journal_url, environment_id=environment_id, tier=tier,
+            operation_namespace=plan.environment.operation_namespace)
         stack.callback(close_quietly, journal)
         transport = LazyTransport(lambda: transport_for(plan, cut=cut))
         stack.callback(transport.close)

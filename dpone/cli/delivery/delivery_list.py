@@ -141,7 +141,8 @@ def list_command(statuses: tuple[str, ...], control: ControlPlaneArgs, limit: in
         plane = resolve_control_plane(control)
         journal_url, environment_id = plane.journal, plane.environment_id
         try:
-            journal = open_existing_journal(journal_url, environment_id=environment_id)
+            journal = open_existing_journal(journal_url, environment_id=environment_id,
+                                            operation_namespace=plane.operation_namespace)
         except DponeError as error:
             if error.code != "journal.not_found":
                 raise

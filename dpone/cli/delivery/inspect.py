@@ -230,7 +230,8 @@ def inspect(operation_id: str, control: ControlPlaneArgs, fmt: str) -> None:
     def body() -> int:
         plane = resolve_control_plane(control)
         parent_id, only = parse_operation_id(operation_id)
-        journal = open_existing_journal(plane.journal, environment_id=plane.environment_id)
+        journal = open_existing_journal(plane.journal, environment_id=plane.environment_id,
+                                        operation_namespace=plane.operation_namespace)
         try:
             parent = load_delivery(journal, parent_id, only)
             plan = _plan(plane, parent.plan_digest)

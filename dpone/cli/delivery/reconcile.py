@@ -241,7 +241,8 @@ def reconcile_command(operation_id: str, control: ControlPlaneArgs,
             result = result.model_copy(update={"orphan_markers": orphans})
         if apply:
             writer = open_journal(plane.journal, environment_id=plane.environment_id,
-                                  tier=plan.environment.snapshot.tier)
+                                  tier=plan.environment.snapshot.tier,
+                                  operation_namespace=plane.operation_namespace)
             try:
                 updated, stored = record(writer, store, document, proof, resolved,
                                          actor=who, holder=holder())
@@ -284,7 +285,8 @@ def _load(plane: ControlPlane, store: ImmutableArtifactPort, parent_id: str,
     """The delivery, the child, its plan (the plan store, else the copy published into the
     artifact store), its sealed form (checked against the journal) and the journal's clock,
     read without writing anything."""
-    journal = open_existing_journal(plane.journal, environment_id=plane.environment_id)
+    journal = open_existing_journal(plane.journal, environment_id=plane.environment_id,
+                                    operation_namespace=plane.operation_namespace)
     try:
         parent = load_delivery(journal, parent_id, child_id)
         child = _child(parent, parent_id, child_id)

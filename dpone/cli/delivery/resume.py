@@ -177,7 +177,8 @@ def resume_command(operation_id: str, control: ControlPlaneArgs, actor: str | No
         parent_id, child_id = parse_operation_id(operation_id)
         who = operator(actor) if apply else None
         store = open_artifact_store(plane.artifacts)
-        journal = open_existing_journal(plane.journal, environment_id=plane.environment_id)
+        journal = open_existing_journal(plane.journal, environment_id=plane.environment_id,
+                                        operation_namespace=plane.operation_namespace)
         try:
             parent = load_delivery(journal, parent_id, child_id)
             plan = _plan(plane.plans, store, parent)

@@ -32,11 +32,13 @@ class PostgresJournal(JournalBase):
     """The delivery journal in one PostgreSQL schema, scoped to one environment."""
 
     def __init__(self, dsn: str | None = None, *, environment_id: str,
-                 require_durability: bool = False, pool: ConnectionSource | None = None) -> None:
+                 require_durability: bool = False, pool: ConnectionSource | None = None,
+                 operation_namespace: str | None = None) -> None:
         if pool is None and not dsn:
             raise DponeError(code="journal.unavailable",
                              message="a PostgreSQL journal needs a DSN or a connection pool")
         self.environment_id = environment_id
+        self.operation_namespace = operation_namespace
         self.require_durability = require_durability
         self._own: OwnConnection | None = None
         self._source: ConnectionSource

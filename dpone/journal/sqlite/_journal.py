@@ -31,7 +31,8 @@ class SqliteJournal(JournalBase):
 
     def __init__(self, path: str | Path, *, environment_id: str,
                  environment_tier: Literal["development", "production"] = "development",
-                 busy_timeout_seconds: float = DEFAULT_BUSY_TIMEOUT_SECONDS) -> None:
+                 busy_timeout_seconds: float = DEFAULT_BUSY_TIMEOUT_SECONDS,
+                 operation_namespace: str | None = None) -> None:
         if environment_tier != "development":
             raise DponeError(code="journal.sqlite_in_production",
                              message=f"the SQLite journal is for local development; the "
@@ -41,6 +42,7 @@ class SqliteJournal(JournalBase):
             raise DponeError(code="journal.unavailable",
                              message="the SQLite busy timeout must be positive")
         self.environment_id = environment_id
+        self.operation_namespace = operation_namespace
         self._db = Database(Path(path), busy_timeout_seconds)
 
     def _run(self, work: Callable[[UnitOfWork], _T], kind: TransactionKind) -> _T:

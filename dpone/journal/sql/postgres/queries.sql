@@ -106,11 +106,13 @@ SELECT * FROM rest_delivery_child
  WHERE parent_id = %(parent_id)s AND environment_id = %(environment_id)s ORDER BY ordinal;
 
 -- name: list_deliveries
--- The newest parents of the environment (bounded by limit), each with its children grouped by
+-- The newest parents of the environment (of one operation namespace when one is given;
+-- bounded by limit), each with its children grouped by
 -- state: one row per (parent, state, last error code, without rows).
 WITH recent AS (
     SELECT * FROM rest_delivery_parent
      WHERE environment_id = %(environment_id)s
+       AND (%(operation_namespace)s::text IS NULL OR operation_namespace = %(operation_namespace)s::text)
      ORDER BY admitted_at DESC, parent_id DESC
      LIMIT %(limit)s)
 SELECT p.parent_id, p.logical_route_id, p.mutation_kind, p.boundary, p.admitted_at,

@@ -85,12 +85,14 @@ SELECT * FROM rest_delivery_child
  WHERE parent_id = :parent_id AND environment_id = :environment_id ORDER BY ordinal;
 
 -- name: list_deliveries
--- The newest parents of the environment (bounded by limit; rowid orders admissions within one
+-- The newest parents of the environment (of one operation namespace when one is given;
+-- bounded by limit; rowid orders admissions within one
 -- clock millisecond), each with its children grouped by state: one row per (parent, state,
 -- last error code).
 WITH recent AS (
     SELECT rowid AS admission_order, * FROM rest_delivery_parent
      WHERE environment_id = :environment_id
+       AND (:operation_namespace IS NULL OR operation_namespace = :operation_namespace)
      ORDER BY admitted_at DESC, admission_order DESC
      LIMIT :limit)
 SELECT p.parent_id, p.logical_route_id, p.mutation_kind, p.boundary_from, p.boundary_to,
