@@ -10,6 +10,7 @@ spec makes durable (admission, SUBMITTING, transitions, promotion, gate changes,
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
@@ -70,6 +71,11 @@ class JournalBase(ABC):
     """The caller's operation namespace when it is known: an operation of another namespace is
     refused by every method that takes its id (``_tenancy``); None scopes by environment id."""
 
+    @functools.cached_property
+    def _owned_parents(self) -> set[str]:
+        """Parents already found in ``operation_namespace`` (immutable: read once each)."""
+        return set()
+
     @abstractmethod
     def _run(self, work: Callable[[UnitOfWork], _T], kind: TransactionKind) -> _T:
         """Run ``work`` in one transaction of ``kind``: the dialect's only obligation."""
@@ -83,10 +89,11 @@ class JournalBase(ABC):
         """``work`` preceded, in its transaction, by the refusal of another namespace's
         operation."""
         namespace = self.operation_namespace
+        known = self._owned_parents
 
         def owned(tx: UnitOfWork) -> _T:
             for operation_id in operation_ids:
-                check_owned(tx, namespace, operation_id)
+                check_owned(tx, namespace, operation_id, known)
             return work(tx)
 
         return owned
@@ -246,8 +253,8 @@ class JournalBase(ABC):
                         verification_lease: LeaseClaim | None = None
                         ) -> tuple[ChildOperation, ...]:
         contract = self.contract
-        return self._run(lambda tx: transition.settle_response(
-            tx, contract, request, lease, verification, verification_lease), "critical")
+        return self._run(self._owned([request.operation_id], lambda tx: transition.settle_response(
+            tx, contract, request, lease, verification, verification_lease)), "critical")
 
     def reconcile(self, request: ReconcileRequest, lease: Lease) -> ChildOperation:
         contract = self.contract

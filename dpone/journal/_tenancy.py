@@ -19,7 +19,7 @@ import re
 
 from dpone.contracts._errors import DponeError
 from dpone.contracts.journal import Tenancy
-from dpone.journal._rows import ParentRow, ReservationRow
+from dpone.journal._rows import ReservationRow
 from dpone.journal._unit import UnitOfWork
 
 _OPERATION_ID = re.compile(r"^(op_v1_[0-9a-f]{64})(?:_[0-9]{4})?$")
@@ -39,16 +39,26 @@ def parent_of(operation_id: str) -> str | None:
     return match.group(1) if match else None
 
 
-def check_owned(tx: UnitOfWork, namespace: str | None, operation_id: str) -> None:
+def check_owned(tx: UnitOfWork, namespace: str | None, operation_id: str,
+                owned: set[str] | None = None) -> None:
     """Refuse ``operation_id`` when this journal is scoped to ``namespace`` and the operation's
     parent, stored in this environment, belongs to another namespace. An unknown operation is
-    left to the caller's own ``journal.not_found``."""
+    left to the caller's own ``journal.not_found``.
+
+    ``owned``: parent ids already found in ``namespace`` by this journal. A parent's namespace
+    is part of its identity and never changes, so each parent is read once per journal."""
     if namespace is None:
         return
     parent_id = parent_of(operation_id)
-    row = tx.one("get_parent", parent_id=parent_id) if parent_id is not None else None
-    if row is not None and ParentRow.decode(tx.codec, row).operation_namespace != namespace:
+    if parent_id is None or (owned is not None and parent_id in owned):
+        return
+    row = tx.one("parent_namespace", parent_id=parent_id)
+    if row is None:
+        return
+    if row["operation_namespace"] != namespace:
         raise refusal(operation_id, namespace)
+    if owned is not None:
+        owned.add(parent_id)
 
 
 def check_reservation_owned(tx: UnitOfWork, namespace: str | None, attempt_id: str) -> None:

@@ -98,6 +98,9 @@ def _foreign_calls(parent: ParentOperation, attempt_id: str
             _attempt(sealed), "sha256:" + "1" * 64, _lease(sealed), 1),
         "transition": lambda j: j.transition(TransitionRequest(
             operation_id=sealed, transition_id="sealed_expired", expected_revision=1), claim),
+        "settle_response": lambda j: j.settle_response(TransitionRequest(
+            operation_id=sealed, transition_id="submitting_sync_success", expected_revision=1),
+            _lease(sealed)),
         "reconcile": lambda j: j.reconcile(ReconcileRequest(
             operation_id=sealed, expected_revision=1, open_transition_id="x",
             resolve_transition_id="y", facts=(), reconciliation_id="rec-intruder",
@@ -114,7 +117,7 @@ CALLS = (
     "load_parent", "get_child", "list_attempts", "list_observations", "list_operator_actions",
     "find_parent", "check_admitted_leases", "admit_parent", "acquire_lease", "release_lease",
     "renew_lease", "check_lease", "begin_attempt", "plan_attempt", "enter_submitting",
-    "record_orphan_marker", "transition", "reconcile", "promote_frontier",
+    "record_orphan_marker", "transition", "settle_response", "reconcile", "promote_frontier",
     "record_operator_action", "repair_reservation")
 
 

@@ -73,6 +73,10 @@ SELECT effect_conflict_domain FROM rest_delivery_effect_domain_lock
 SELECT * FROM rest_delivery_parent
  WHERE parent_id = %(parent_id)s AND environment_id = %(environment_id)s;
 
+-- name: parent_namespace
+SELECT operation_namespace FROM rest_delivery_parent
+ WHERE parent_id = %(parent_id)s AND environment_id = %(environment_id)s;
+
 -- name: lock_parent
 SELECT * FROM rest_delivery_parent
  WHERE parent_id = %(parent_id)s AND environment_id = %(environment_id)s FOR UPDATE;

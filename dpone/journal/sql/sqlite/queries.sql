@@ -53,6 +53,10 @@ UPDATE rest_delivery_environment
 SELECT * FROM rest_delivery_parent
  WHERE parent_id = :parent_id AND environment_id = :environment_id;
 
+-- name: parent_namespace
+SELECT operation_namespace FROM rest_delivery_parent
+ WHERE parent_id = :parent_id AND environment_id = :environment_id;
+
 -- name: lock_parent
 SELECT * FROM rest_delivery_parent
  WHERE parent_id = :parent_id AND environment_id = :environment_id;
