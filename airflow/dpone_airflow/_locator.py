@@ -6,7 +6,8 @@ refuses a secret value in the file; its relative paths resolve against the worke
 directory and are made absolute, so the triggerer (another process, another directory) finds
 the same journal and artifact store. The :class:`JournalLocator` is what travels in trigger
 kwargs: the environment id, the journal URL and the artifact store URL (neither may carry a
-password: libpq reads it from ``PGPASSWORD`` or ``~/.pgpass``) and the lease policy.
+password: libpq reads it from ``PGPASSWORD`` or ``~/.pgpass``), the lease policy and the
+environment's operation namespace (the journal it opens refuses another namespace's operations).
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ class JournalLocator:
     artifacts: str
     lease_ttl_s: int
     lease_heartbeat_s: int | None
+    operation_namespace: str | None = None
+    """The namespace the environment file derives; None in kwargs serialized before it
+    travelled (such a trigger's journal is scoped by environment id only)."""
 
     def as_kwargs(self) -> dict[str, str | int | None]:
         """JSON-safe trigger kwargs."""
@@ -42,7 +46,9 @@ class JournalLocator:
                    journal=str(kwargs["journal"]), artifacts=str(kwargs["artifacts"]),
                    lease_ttl_s=int(str(kwargs["lease_ttl_s"])),
                    lease_heartbeat_s=None if kwargs["lease_heartbeat_s"] is None
-                   else int(str(kwargs["lease_heartbeat_s"])))
+                   else int(str(kwargs["lease_heartbeat_s"])),
+                   operation_namespace=None if kwargs.get("operation_namespace") is None
+                   else str(kwargs["operation_namespace"]))
 
 
 def environments_directory(environments_dir: str | None) -> Path:
@@ -77,7 +83,10 @@ def _without_password(name: str, url: str) -> str:
 def resolve(environment: str, environments_dir: str | None = None) -> JournalLocator:
     """The locator of ``environment`` from its control-plane file (``input.not_found`` when
     there is none: the operator never falls back to a default journal)."""
-    from dpone.compiler import load_environment  # noqa: PLC0415 - parse-time imports stay light
+    from dpone.compiler import (  # noqa: PLC0415 - parse-time imports stay light
+        load_environment,
+        namespace_digest,
+    )
     from dpone.contracts import DponeError, Location  # noqa: PLC0415
 
     directory = environments_directory(environments_dir)
@@ -101,4 +110,5 @@ def resolve(environment: str, environments_dir: str | None = None) -> JournalLoc
         environment=environment, environment_id=document.environment_id, tier=document.tier,
         journal=_without_password("journal", _absolute(plane.journal)),
         artifacts=_without_password("artifacts", _absolute(plane.artifacts)),
-        lease_ttl_s=document.leases.ttl_s, lease_heartbeat_s=document.leases.heartbeat_s)
+        lease_ttl_s=document.leases.ttl_s, lease_heartbeat_s=document.leases.heartbeat_s,
+        operation_namespace=namespace_digest(document.identity()))

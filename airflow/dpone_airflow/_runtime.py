@@ -54,7 +54,8 @@ def open_journal(locator: JournalLocator, *, migrate: bool) -> DeliveryJournalPo
         from dpone.journal.postgres import PostgresJournal  # noqa: PLC0415 - optional driver
 
         postgres = PostgresJournal(locator.journal, environment_id=locator.environment_id,
-                                   require_durability=locator.tier == "production")
+                                   require_durability=locator.tier == "production",
+                                   operation_namespace=locator.operation_namespace)
         if migrate:
             postgres.migrate()
         return postgres
@@ -68,7 +69,8 @@ def open_journal(locator: JournalLocator, *, migrate: bool) -> DeliveryJournalPo
     if not migrate and not path.exists():
         raise DponeError(code="journal.not_found", message=f"no journal at {path}")
     path.parent.mkdir(parents=True, exist_ok=True)
-    sqlite = SqliteJournal(path, environment_id=locator.environment_id)
+    sqlite = SqliteJournal(path, environment_id=locator.environment_id,
+                           operation_namespace=locator.operation_namespace)
     if migrate:
         sqlite.migrate()
     return sqlite
