@@ -30,7 +30,7 @@ from dpone.executor.seal import _request
 from dpone.executor.seal._names import filename, payload_extension, payload_key
 from dpone.executor.seal._oracle import SealingOracle, Spooled, read_spool
 from dpone.executor.seal._payload import PayloadEncoder
-from dpone.executor.source import MappedParent
+from dpone.executor.source import MappedParent, bounded_memory_pool
 from dpone.plans import Measured, SizeOracle, child_plan_digest, plan_children, verify_coverage
 
 Progress = Callable[[int, int], None]
@@ -234,6 +234,7 @@ def seal_all(plan: RestDeliveryPlan, plan_digest: str, parent: SourceParent,
     directory by default; about the sealed size of every interval the planner measured),
     deleted when sealing ends. Up to :data:`PUBLISH_THREADS` children are published at once.
     """
+    bounded_memory_pool()
     mapped = _verified_table(parent, parent_bytes_path)
     with tempfile.TemporaryDirectory(prefix="dpone-seal-", dir=scratch_dir) as scratch:
         sealer = _Sealer(plan, plan_digest, parent, mapped.table, artifacts, Path(scratch))

@@ -140,6 +140,7 @@ def freeze_source(plan: RestDeliveryPlan, *, registry_root: Path, interval_start
     whatever the size of the boundary (:mod:`dpone.executor.source._materialize`). The budget
     changes no byte of the parent.
     """
+    _arrow.bounded_memory_pool()
     if interval_end < interval_start:
         raise DponeError(code="input.invalid_argument",
                          message=f"the interval end {interval_end} is before its start "
