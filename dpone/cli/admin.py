@@ -18,6 +18,7 @@ import click
 
 from dpone.cli._hints import command, redact
 from dpone.cli._inputs import DEFAULT_ENVIRONMENT, DEFAULT_JOURNAL, close_quietly, open_existing_journal
+from dpone.cli._lazy import LazyGroup
 from dpone.cli._output import FORMAT_OPTION, emit, run_guarded
 from dpone.contracts import DponeError
 from dpone.contracts.documents import MutationGateDocument
@@ -85,7 +86,7 @@ def _reason(value: str) -> str:
     return text
 
 
-@click.group("admin")
+@click.group("admin", cls=LazyGroup)
 def admin() -> None:
     """Platform administration of an environment's journal (audited)."""
 
@@ -173,3 +174,14 @@ def open_gate(journal_url: str, environment_id: str, epoch: int, reason: str,
     _run(journal_url, environment_id, fmt,
          lambda journal: _open(journal, environment_id, epoch, _reason(reason),
                                actor or getpass.getuser()))
+
+
+def _register_lazy() -> None:
+    """`admin revoke|unrevoke|revocations` (dpone.cli.admin_revoke), imported when they run."""
+    from dpone.cli.main import ADMIN_COMMANDS  # noqa: PLC0415 - main imports this module lazily
+
+    for name, target, summary in ADMIN_COMMANDS:
+        admin.add_lazy(name, target, summary)
+
+
+_register_lazy()

@@ -35,6 +35,15 @@ COMMANDS = (
     ("seal", "dpone.cli.seal:seal",
      "Freeze [--interval-start, --interval-end), plan its children and seal every payload."),
 )
+# `dpone admin` subcommands of their own modules (`admin gate` lives in dpone.cli.admin).
+ADMIN_COMMANDS = (
+    ("revocations", "dpone.cli.admin_revoke:revocations",
+     "Show the revocation list and its recent audited changes (read-only)."),
+    ("revoke", "dpone.cli.admin_revoke:revoke",
+     "Deny every new submit that uses a profile or binding (audited; nothing else stops)."),
+    ("unrevoke", "dpone.cli.admin_revoke:unrevoke",
+     "Lift a revocation: new submits of plans that use it may go on (audited)."),
+)
 DELIVERY_COMMANDS = (
     ("inspect", "dpone.cli.delivery.inspect:inspect",
      "Show every axis, the frontier, artifact ids, receipt age, allowed next actions and the "

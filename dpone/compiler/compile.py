@@ -82,6 +82,17 @@ def _expect_profile_identity(doc: LoadedDocument, ref: str, profile: OperationPr
     _expect_identity(doc, expected_version, str(profile.version), ("version",))
 
 
+def _refuse_deprecated(profile: OperationProfile, pdoc: LoadedDocument,
+                       wdoc: LoadedDocument) -> None:
+    """A deprecated profile compiles no new plan; plans compiled before run on by digest."""
+    if profile.lifecycle == "deprecated":
+        referenced = wdoc.locate(("sink", "operation_profile_ref")).render()
+        raise _fail("profile.deprecated", f"operation profile {profile.ref} is deprecated: it "
+                    f"compiles no new plan (referenced at {referenced})", pdoc, ("lifecycle",),
+                    hint=f"Point sink.operation_profile_ref at the successor of {profile.ref}; "
+                         "plans compiled before the deprecation keep running by digest.")
+
+
 def _effective_limits(profile: OperationProfile, workload: Workload,
                       doc: LoadedDocument) -> EffectiveLimits:
     window = profile.limits.preferred_window_days
@@ -167,6 +178,7 @@ def compile_workload(workload_path: Path, registry_root: Path, *,
                          ("sink", "operation_profile_ref"), "operation profile", check_raw_profile)
     profile = validate_document(OperationProfile, pdoc)
     _expect_profile_identity(pdoc, sink.operation_profile_ref, profile)
+    _refuse_deprecated(profile, pdoc, wdoc)
     templates = check_profile(profile, pdoc)
 
     bdoc = _load_checked(registry, "bindings", sink.connection_ref, wdoc,

@@ -249,6 +249,22 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
         "comes from libpq (PGPASSWORD or ~/.pgpass), never from a control-plane file."),
     _ce("environment.locator_conflict", "Drop the option: the environment file names where its "
         "journal and artifacts live, or fix the file."),
+    _ce("profile.deprecated", "The operation profile is deprecated: point the workload's "
+        "operation_profile_ref at its successor version. Plans compiled before the deprecation "
+        "keep running by digest (`dpone deliver sha256:<digest>`, `dpone-executor run`)."),
+    # Unavailable (exit 3) until a platform operator acts; nothing was sent for the child.
+    _ce("governance.profile_revoked", "The platform revoked the plan's operation profile: no "
+        "new submit uses it (inspect, receipt polling and reconcile stay available). Once it is "
+        "cleared, `dpone admin unrevoke --profile ID@VERSION` lifts it and `dpone delivery "
+        "resume --apply` continues.", exit_class=3, retry=_R.AFTER_FIX),
+    _ce("governance.binding_revoked", "The platform revoked the plan's connection binding: no "
+        "new submit uses it (inspect, receipt polling and reconcile stay available). Once it is "
+        "cleared, `dpone admin unrevoke --binding ID` lifts it and `dpone delivery resume "
+        "--apply` continues.", exit_class=3, retry=_R.AFTER_FIX),
+    _ce("governance.identity_expired", "The binding's remote_identity attestation expired: no "
+        "new submit uses it (inspect, receipt polling and reconcile stay available). Recertify "
+        "the remote identity (new evidence_ref, verified_at, valid_until), then compile, publish "
+        "and deliver a plan of the recertified binding.", exit_class=3, retry=_R.AFTER_FIX),
 )
 
 ERROR_CATALOG: dict[str, ErrorSpec] = {spec.code: spec for spec in REST_DELIVERY_ERRORS + COMPILE_ERRORS}

@@ -87,6 +87,14 @@ class ParentAdmission(StrictModel):
     """The plan's receiver fence is certified in this environment: same-key replay may follow."""
     max_submit_attempts: Annotated[int, Field(ge=1, le=100)] = 1
     """The profile's submit attempts; the journal refuses a replay beyond them."""
+    profile_ref: str | None = None
+    """The plan's operation profile ``id@version``: a revocation of it refuses every new submit
+    of the parent's children (None: checked against no profile revocation)."""
+    binding_ref: str | None = None
+    """The plan's connection binding id: a revocation of it refuses every new submit."""
+    identity_valid_until: dt.datetime | None = None
+    """The binding's ``remote_identity.valid_until``: from then on (journal clock) no child of
+    the parent enters SUBMITTING; observation and reconciliation stay available."""
 
 
 class ChildOperation(StrictModel):

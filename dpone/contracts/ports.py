@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         Tenancy,
         TransitionRequest,
     )
+    from dpone.contracts.revocation import RevocationStatus, RevocationTarget
     from dpone.contracts.secret import Credential
     from dpone.contracts.transport import OutboundRequest, TransportOutcome
 
@@ -117,6 +118,11 @@ class DeliveryJournalView(Protocol):
     def gate_status(self, environment_id: str) -> MutationGateStatus:
         """The gate, its epoch, and who last changed it and why (a read that creates nothing:
         a journal never gated stands OPEN at epoch 0)."""
+        ...
+
+    def revocation_status(self, environment_id: str) -> RevocationStatus:
+        """The environment's deny-only revocation list and its newest audited changes (a read
+        that creates nothing)."""
         ...
 
     def now(self) -> dt.datetime:
@@ -208,6 +214,13 @@ class DeliveryJournalPort(DeliveryJournalView, Protocol):
 
     def set_mutation_gate(self, environment_id: str, gate: MutationGate, *, epoch: int,
                           actor: str, reason: str) -> None: ...
+
+    def set_revocation(self, environment_id: str, target: RevocationTarget, *, revoked: bool,
+                       actor: str, reason: str) -> bool:
+        """Revoke (``revoked=True``) or unrevoke ``target`` in one audited critical transaction
+        serialized with every SUBMITTING transaction; True when the list changed, False when
+        it already stood so (nothing written)."""
+        ...
 
 
 class RestTransportPort(Protocol):

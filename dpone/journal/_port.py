@@ -36,7 +36,9 @@ from dpone.contracts.journal import (
     Tenancy,
     TransitionRequest,
 )
+from dpone.contracts.revocation import RevocationStatus, RevocationTarget
 from dpone.contracts.state import StateContract
+from dpone.journal import _governance as governance
 from dpone.journal import _operator as operator
 from dpone.journal._cas import audit
 from dpone.journal._environment import environment, stored_environment
@@ -185,6 +187,10 @@ class JournalBase(ABC):
 
         return self._run(work, "read")
 
+    def revocation_status(self, environment_id: str) -> RevocationStatus:
+        self._scoped(environment_id)
+        return self._run(lambda tx: governance.status(tx, environment_id), "read")
+
     def now(self) -> dt.datetime:
         """The database clock, aware UTC: the clock every lease and due time is decided by."""
         return self._run(lambda tx: tx.now(), "read").astimezone(dt.UTC)
@@ -304,3 +310,9 @@ class JournalBase(ABC):
                   digests={"reason": reason})
 
         self._run(work, "critical")
+
+    def set_revocation(self, environment_id: str, target: RevocationTarget, *, revoked: bool,
+                       actor: str, reason: str) -> bool:
+        self._scoped(environment_id)
+        return self._run(lambda tx: governance.change(
+            tx, environment_id, target, revoked=revoked, actor=actor, reason=reason), "critical")

@@ -77,6 +77,13 @@ from dpone.contracts.documents._reconciliation import (
 )
 from dpone.contracts.documents._report import Interval, Report, Timestamp
 from dpone.contracts.documents._resume import RESUME_PREVIEW_SCHEMA_ID, PreviewChild, ResumePreview
+from dpone.contracts.documents._revocations import (
+    REVOCATION_LIST_SCHEMA_ID,
+    RevocationChangeSummary,
+    RevocationHistoryEntry,
+    RevocationListDocument,
+    RevokedEntry,
+)
 from dpone.contracts.documents._seal import (
     SEAL_RESULT_SCHEMA_ID,
     SealedChildSummary,
@@ -95,6 +102,7 @@ DOCUMENTS: Final[dict[str, Any]] = {
     MUTATION_GATE_SCHEMA_ID: MutationGateDocument,
     RECONCILE_RESULT_SCHEMA_ID: ReconcileResult,
     ERROR_SCHEMA_ID: ErrorDocument,
+    REVOCATION_LIST_SCHEMA_ID: RevocationListDocument,
 }
 """Schema id -> the type its JSON Schema is generated from (a model or an annotated union)."""
 
@@ -123,6 +131,7 @@ __all__ = [
     "RECONCILIATION_KEY_PREFIX",
     "RECONCILIATION_SCHEMA_ID",
     "RESUME_PREVIEW_SCHEMA_ID",
+    "REVOCATION_LIST_SCHEMA_ID",
     "SEAL_RESULT_SCHEMA_ID",
     "ArtifactSummary",
     "AttemptSummary",
@@ -172,6 +181,10 @@ __all__ = [
     "RemoteEffectFaultMatrix",
     "Report",
     "ResumePreview",
+    "RevocationChangeSummary",
+    "RevocationHistoryEntry",
+    "RevocationListDocument",
+    "RevokedEntry",
     "SealResult",
     "SealedChildSummary",
     "SealedScope",

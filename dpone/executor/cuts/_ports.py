@@ -39,6 +39,7 @@ from dpone.contracts.journal import (
     TransitionRequest,
 )
 from dpone.contracts.ports import ArtifactRef, ImmutableArtifactPort
+from dpone.contracts.revocation import RevocationStatus, RevocationTarget
 from dpone.contracts.state import TriggerKind
 from dpone.executor.cuts._hook import CutHook, When
 
@@ -59,6 +60,7 @@ JOURNAL_WRITE_POINTS: Final[Mapping[str, str]] = {
     "record_operator_action": "operator_action",
     "promote_frontier": "frontier",
     "set_mutation_gate": "mutation_gate",
+    "set_revocation": "revocation",
 }
 """Every write of the journal port -> the point that brackets it (``transition`` is qualified
 by its trigger kind). ``begin_attempt`` is one transaction that takes the mutation lease and
@@ -189,6 +191,11 @@ class CuttingJournal:
         self._write("set_mutation_gate", lambda: self._journal.set_mutation_gate(
             environment_id, gate, epoch=epoch, actor=actor, reason=reason))
 
+    def set_revocation(self, environment_id: str, target: RevocationTarget, *, revoked: bool,
+                       actor: str, reason: str) -> bool:
+        return self._write("set_revocation", lambda: self._journal.set_revocation(
+            environment_id, target, revoked=revoked, actor=actor, reason=reason))
+
     # -- reads ---------------------------------------------------------------------------------
 
     def load_parent(self, parent_id: str) -> ParentOperation:
@@ -224,6 +231,9 @@ class CuttingJournal:
 
     def list_operator_actions(self, operation_ids: Sequence[str]) -> Sequence[OperatorAction]:
         return self._journal.list_operator_actions(operation_ids)
+
+    def revocation_status(self, environment_id: str) -> RevocationStatus:
+        return self._journal.revocation_status(environment_id)
 
     def now(self) -> dt.datetime:
         return self._journal.now()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 from dpone.contracts.journal import ChildAdmission, Generation, ParentAdmission, Tenancy
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import SealedTopology
@@ -57,5 +59,14 @@ def parent_admission(plan: RestDeliveryPlan, topology: SealedTopology) -> Parent
         max_remote_jobs=plan.profile.snapshot.rate.max_active_remote_jobs,
         replay_fence_certified=plan.fence.type != "none" and plan.fence.certified_in_environment,
         max_submit_attempts=plan.profile.snapshot.retry.submit.max_attempts,
+        profile_ref=plan.profile.ref,
+        binding_ref=plan.binding.ref,
+        identity_valid_until=_utc(plan.binding.snapshot.remote_identity.valid_until),
         children=children,
     )
+
+
+def _utc(moment: dt.datetime) -> dt.datetime:
+    """A binding's timestamp as the journal stores it: one without an offset is UTC (the
+    spec's canonical time zone)."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=dt.UTC)

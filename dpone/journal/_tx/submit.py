@@ -7,7 +7,8 @@ mutation lease and, when the child is due now, plans its attempt in the same tra
 ``plan_attempt`` plans under a held lease (a later attempt, or one whose retry delay the
 caller has waited out). Nothing is written but the lease. The caller
 publishes the marker create-if-absent and then calls ``enter_submitting``, which in one
-transaction rechecks the mutation gate and epoch, holds the effect domain and rechecks the
+transaction rechecks the mutation gate and epoch, the revocation list and the remote identity's
+expiry (``_governance``), holds the effect domain and rechecks the
 overlap fence, reserves one remote-job slot (never more than ``max_remote_jobs``), appends the
 attempt bound to the marker digest and CAS-es the child to SUBMITTING.
 
@@ -30,6 +31,7 @@ from dpone.journal._capacity import reserve
 from dpone.journal._cas import apply_decision, guarded
 from dpone.journal._effects import absence_reconciled
 from dpone.journal._environment import environment
+from dpone.journal._governance import submit_refusal
 from dpone.journal._ids import attempt_id
 from dpone.journal._leases import acquire, check_lease_identity, check_submit_holder, live_lease
 from dpone.journal._lookup import fence_refusal, require_child, require_parent
@@ -120,6 +122,9 @@ def _planned(tx: UnitOfWork, row: ChildRow, lease: Lease,
         # Refused before any MAY_ATTEMPT marker exists: a marker planned now would bind this
         # epoch, and the epoch changes when the gate reopens.
         raise gate_blocked(operation_id)
+    denied = submit_refusal(tx, row.parent_id, operation_id)
+    if denied is not None:  # revoked or expired: refused before any MAY_ATTEMPT marker
+        raise denied
     epoch = current.journal_epoch
     parent = require_parent(tx, row.parent_id)
     ordinal = row.attempt_ordinal + 1
@@ -184,6 +189,9 @@ def enter_submitting(tx: UnitOfWork, contract: StateContract, attempt: AttemptPl
     if current.mutation_gate != "OPEN":
         raise gate_blocked(attempt.operation_id)
     row = require_child(tx, attempt.operation_id)
+    denied = submit_refusal(tx, row.parent_id, row.operation_id)
+    if denied is not None:  # read under the environment row: a revocation cannot interleave
+        raise denied
     if tx.lock_domains([row.effect_conflict_domain]):
         row = require_child(tx, attempt.operation_id)
     transition_id = submittable(row, expected_revision, fenced_replay=fenced_replay)

@@ -17,7 +17,7 @@ import pytest
 from support.common import ROOT
 
 REQUIRED = ("unknown-effect", "partial-application", "expired-receipt", "intent-conflict",
-            "overlapping-generation", "checkpoint-gap", "epoch-blocked")
+            "overlapping-generation", "checkpoint-gap", "epoch-blocked", "revoked")
 
 
 def _generator() -> ModuleType:

@@ -13,7 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from dpone.cli._lazy import LazyCommand, LazyGroup
-from dpone.cli.main import COMMANDS, DELIVERY_COMMANDS, cli, delivery
+from dpone.cli.admin import admin
+from dpone.cli.main import ADMIN_COMMANDS, COMMANDS, DELIVERY_COMMANDS, cli, delivery
 from support.common import ROOT
 
 # What a command listing or a read-only command never needs: the compiler's YAML and schema
@@ -46,10 +47,12 @@ def _loaded_in_fresh_process(*argv: str) -> dict[str, list[str]]:
 def test_the_table_lists_every_command_of_both_lazy_groups() -> None:
     assert {name for name, _, _ in COMMANDS} | {"delivery"} == set(cli.commands)
     assert {name for name, _, _ in DELIVERY_COMMANDS} == set(delivery.commands)
+    assert {name for name, _, _ in ADMIN_COMMANDS} | {"gate"} == set(admin.commands)
 
 
-@pytest.mark.parametrize(("group", "table"), [(cli, COMMANDS), (delivery, DELIVERY_COMMANDS)],
-                         ids=["dpone", "delivery"])
+@pytest.mark.parametrize(("group", "table"), [(cli, COMMANDS), (delivery, DELIVERY_COMMANDS),
+                                              (admin, ADMIN_COMMANDS)],
+                         ids=["dpone", "delivery", "admin"])
 def test_every_summary_gives_the_short_help_of_its_command(
         group: LazyGroup, table: tuple[tuple[str, str, str], ...]) -> None:
     for name, target, summary in table:
@@ -99,6 +102,13 @@ def test_help_imports_no_command_module_and_no_runtime_library() -> None:
     assert not commands & set(loaded["dpone"])
     assert not [name for name in loaded["dpone"]
                 if name.startswith(("dpone.compiler", "dpone.executor", "dpone.journal"))]
+
+
+def test_admin_help_lists_the_revocation_commands_without_importing_them() -> None:
+    loaded = _loaded_in_fresh_process("admin", "--help")
+    assert "dpone.cli.admin" in loaded["dpone"]
+    assert "dpone.cli.admin_revoke" not in loaded["dpone"]
+    assert loaded["heavy"] == []
 
 
 def test_a_subcommand_help_imports_only_that_command() -> None:

@@ -152,6 +152,11 @@ def test_error_spec_is_immutable() -> None:
 RETRYABILITY_EXCEPTIONS = {
     # The receiver refused the credential: unavailable (exit 3), but waiting fixes nothing.
     "credential.rejected": R.AFTER_FIX,
+    # A platform operator's revocation or an expired identity attestation: unavailable
+    # (exit 3, nothing was sent), but only the operator's fix lifts it.
+    "governance.profile_revoked": R.AFTER_FIX,
+    "governance.binding_revoked": R.AFTER_FIX,
+    "governance.identity_expired": R.AFTER_FIX,
 }
 
 

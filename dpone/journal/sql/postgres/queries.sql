@@ -399,3 +399,44 @@ VALUES (%(environment_id)s, %(operation_namespace)s, %(tenant_id)s, %(actor)s,
         %(operation_id)s, %(transition_id)s, %(from_state)s, %(to_state)s, %(revision)s,
         %(reconciliation_id)s, %(evidence_digest)s, %(digests)s)
 RETURNING audit_id, at;
+
+-- name: revocations
+-- The deny-only revocation list of the environment, profiles first.
+SELECT kind, ref, reason, revoked_by, revoked_at FROM rest_delivery_revocation
+ WHERE environment_id = %(environment_id)s ORDER BY kind DESC, ref;
+
+-- name: revocation_history
+-- The newest audited revoke/unrevoke changes of the environment, newest first.
+SELECT actor, transition_id, digests, at FROM rest_delivery_audit
+ WHERE environment_id = %(environment_id)s
+   AND transition_id IN ('revocation_revoke', 'revocation_unrevoke')
+ ORDER BY audit_id DESC LIMIT %(limit)s;
+
+-- name: insert_revocation
+INSERT INTO rest_delivery_revocation (environment_id, kind, ref, reason, revoked_by)
+VALUES (%(environment_id)s, %(kind)s, %(ref)s, %(reason)s, %(actor)s)
+ON CONFLICT (environment_id, kind, ref) DO NOTHING;
+
+-- name: delete_revocation
+DELETE FROM rest_delivery_revocation
+ WHERE environment_id = %(environment_id)s AND kind = %(kind)s AND ref = %(ref)s;
+
+-- name: record_parent_authority
+-- What a new submit of the parent's children is checked against (set once, at admission).
+UPDATE rest_delivery_parent
+   SET profile_ref = %(profile_ref)s, binding_ref = %(binding_ref)s,
+       identity_valid_until = %(identity_valid_until)s
+ WHERE parent_id = %(parent_id)s AND environment_id = %(environment_id)s;
+
+-- name: submit_authority
+-- A parent's recorded profile, binding and identity expiry, with the revocations naming them.
+SELECT p.profile_ref, p.binding_ref, p.identity_valid_until,
+       r.kind AS revoked_kind, r.ref AS revoked_ref, r.reason AS revoked_reason,
+       r.revoked_by, r.revoked_at
+  FROM rest_delivery_parent p
+  LEFT JOIN rest_delivery_revocation r
+    ON r.environment_id = p.environment_id
+   AND ((r.kind = 'profile' AND r.ref = p.profile_ref)
+        OR (r.kind = 'binding' AND r.ref = p.binding_ref))
+ WHERE p.parent_id = %(parent_id)s AND p.environment_id = %(environment_id)s
+ ORDER BY r.kind DESC;

@@ -361,3 +361,44 @@ VALUES (:environment_id, :operation_namespace, :tenant_id, :actor, :operation_id
         :transition_id, :from_state, :to_state, :revision, :reconciliation_id,
         :evidence_digest, :digests)
 RETURNING audit_id, at;
+
+-- name: revocations
+-- The deny-only revocation list of the environment, profiles first.
+SELECT kind, ref, reason, revoked_by, revoked_at FROM rest_delivery_revocation
+ WHERE environment_id = :environment_id ORDER BY kind DESC, ref;
+
+-- name: revocation_history
+-- The newest audited revoke/unrevoke changes of the environment, newest first.
+SELECT actor, transition_id, digests, at FROM rest_delivery_audit
+ WHERE environment_id = :environment_id
+   AND transition_id IN ('revocation_revoke', 'revocation_unrevoke')
+ ORDER BY audit_id DESC LIMIT :limit;
+
+-- name: insert_revocation
+INSERT INTO rest_delivery_revocation (environment_id, kind, ref, reason, revoked_by)
+VALUES (:environment_id, :kind, :ref, :reason, :actor)
+ON CONFLICT (environment_id, kind, ref) DO NOTHING;
+
+-- name: delete_revocation
+DELETE FROM rest_delivery_revocation
+ WHERE environment_id = :environment_id AND kind = :kind AND ref = :ref;
+
+-- name: record_parent_authority
+-- What a new submit of the parent's children is checked against (set once, at admission).
+UPDATE rest_delivery_parent
+   SET profile_ref = :profile_ref, binding_ref = :binding_ref,
+       identity_valid_until = :identity_valid_until
+ WHERE parent_id = :parent_id AND environment_id = :environment_id;
+
+-- name: submit_authority
+-- A parent's recorded profile, binding and identity expiry, with the revocations naming them.
+SELECT p.profile_ref, p.binding_ref, p.identity_valid_until,
+       r.kind AS revoked_kind, r.ref AS revoked_ref, r.reason AS revoked_reason,
+       r.revoked_by, r.revoked_at
+  FROM rest_delivery_parent p
+  LEFT JOIN rest_delivery_revocation r
+    ON r.environment_id = p.environment_id
+   AND ((r.kind = 'profile' AND r.ref = p.profile_ref)
+        OR (r.kind = 'binding' AND r.ref = p.binding_ref))
+ WHERE p.parent_id = :parent_id AND p.environment_id = :environment_id
+ ORDER BY r.kind DESC;

@@ -35,7 +35,7 @@ def test_migrations_are_idempotent_and_refuse_an_edited_file(journal_dsn: str,
     assert pg.migrate() == ()
     applied = _rows(journal_dsn, "SELECT version, checksum FROM dpone_schema_migrations "
                                  "ORDER BY version")
-    assert [version for version, _ in applied] == [1, 2]
+    assert [version for version, _ in applied] == [1, 2, 3]
     assert all(checksum.startswith("sha256:") for _, checksum in applied)
     with psycopg.connect(journal_dsn, autocommit=True) as conn:
         conn.execute("UPDATE dpone_schema_migrations SET checksum = 'sha256:edited' "

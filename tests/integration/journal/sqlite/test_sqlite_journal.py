@@ -52,7 +52,7 @@ def test_connections_use_wal_full_sync_and_foreign_keys(lite: SqliteJournal,
 def test_migrations_are_idempotent_and_edits_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "journal.sqlite3"
     journal = SqliteJournal(path, environment_id=ENVIRONMENT)
-    assert journal.migrate() == (1, 2)
+    assert journal.migrate() == (1, 2, 3)
     assert journal.migrate() == ()
     assert SqliteJournal(path, environment_id=ENVIRONMENT).migrate() == ()
     conn = _raw(path)
