@@ -87,6 +87,10 @@ class ParentAdmission(StrictModel):
     """The plan's receiver fence is certified in this environment: same-key replay may follow."""
     max_submit_attempts: Annotated[int, Field(ge=1, le=100)] = 1
     """The profile's submit attempts; the journal refuses a replay beyond them."""
+    observation_days: Annotated[int, Field(ge=1, le=3650)] | None = None
+    """The profile's ``retention.observation_days``: the admission transaction deletes the
+    observations older than this (database clock) of FINALIZED children admitted under the
+    same profile contract; receipts, attempts, audits and effect authority stay."""
 
 
 class ChildOperation(StrictModel):

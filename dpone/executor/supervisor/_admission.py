@@ -57,5 +57,6 @@ def parent_admission(plan: RestDeliveryPlan, topology: SealedTopology) -> Parent
         max_remote_jobs=plan.profile.snapshot.rate.max_active_remote_jobs,
         replay_fence_certified=plan.fence.type != "none" and plan.fence.certified_in_environment,
         max_submit_attempts=plan.profile.snapshot.retry.submit.max_attempts,
+        observation_days=plan.profile.snapshot.retention.observation_days,
         children=children,
     )

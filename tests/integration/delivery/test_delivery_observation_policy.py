@@ -1,8 +1,15 @@
-"""The profile's observability policy at run time, over loopback on both journals:
-``max_observations`` bounds the polls of one receipt across runs, and ``evidence_scalars`` is
-the allowlist of response scalars an observation keeps."""
+"""The profile's observability and retention policy at run time, over loopback on both journals:
+``max_observations`` bounds the polls of one receipt across runs, ``evidence_scalars`` is the
+allowlist of response scalars an observation keeps, and ``retention.observation_days`` expires
+the observations of finalized children when the next delivery under the profile is admitted."""
 
 from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+from pathlib import Path
+
+import psycopg
 
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.executor.supervisor import DeliveryBlocked
@@ -71,3 +78,39 @@ def test_a_narrower_allowlist_keeps_fewer_scalars(harness: HarnessFactory) -> No
     observations = h.journal.list_observations(h.child(1).operation_id)
     assert [o["document"]["evidence_scalars"] for o in observations] == [{"phase": "complete"}]
     assert observations[0]["document"]["rejected_rows"] == 0  # the fixed scalars stay
+
+
+def _age_observations(dialect: str, where: str, operation_id: str, days: int) -> None:
+    """Move the child's observations ``days`` back on the database clock."""
+    if dialect == "sqlite":
+        with sqlite3.connect(Path(where) / "journal.sqlite3") as connection:
+            connection.execute(
+                "UPDATE rest_delivery_observation SET observed_at = "
+                "strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?) WHERE operation_id = ?",
+                (f"-{days} days", operation_id))
+        return
+    with psycopg.connect(where, autocommit=True) as connection:
+        connection.execute(
+            "UPDATE rest_delivery_observation SET observed_at = clock_timestamp() - "
+            "make_interval(days => %s) WHERE operation_id = %s", (days, operation_id))
+
+
+def test_observations_of_finalized_children_expire_after_observation_days(
+        harness: HarnessFactory, dialect: str, journal_location: tuple[str, str]) -> None:
+    h = harness("async")
+    assert h.plan.profile.snapshot.retention.observation_days == 30
+    h.run()
+    old, young = h.child(1), h.child(2)
+    assert old.state_name == young.state_name == "final_succeeded_full_promoted"
+    _age_observations(dialect, journal_location[0], old.operation_id, 31)
+    _age_observations(dialect, journal_location[0], young.operation_id, 29)
+    assert h.journal.list_observations(old.operation_id)
+
+    later = harness("async", (dt.date(2026, 8, 7), dt.date(2026, 8, 10)), store="later")
+    later.run()  # admitted under the same profile contract: its admission applies retention
+
+    assert h.journal.list_observations(old.operation_id) == []
+    assert h.journal.list_observations(young.operation_id)
+    assert later.journal.list_observations(later.child(1).operation_id)
+    kept = h.journal.get_child(old.operation_id)  # the receipt and the effect authority stay
+    assert (kept.receipt, kept.axes, kept.revision) == (old.receipt, old.axes, old.revision)

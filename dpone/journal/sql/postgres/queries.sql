@@ -399,3 +399,13 @@ VALUES (%(environment_id)s, %(operation_namespace)s, %(tenant_id)s, %(actor)s,
         %(operation_id)s, %(transition_id)s, %(from_state)s, %(to_state)s, %(revision)s,
         %(reconciliation_id)s, %(evidence_digest)s, %(digests)s)
 RETURNING audit_id, at;
+
+-- name: expire_observations
+DELETE FROM rest_delivery_observation o
+ USING rest_delivery_child c, rest_delivery_parent p
+ WHERE o.environment_id = %(environment_id)s
+   AND c.operation_id = o.operation_id AND c.environment_id = o.environment_id
+   AND c.execution_state = 'FINALIZED'
+   AND p.parent_id = c.parent_id
+   AND p.profile_contract_digest = %(profile_contract_digest)s
+   AND o.observed_at < clock_timestamp() - make_interval(days => %(days)s);

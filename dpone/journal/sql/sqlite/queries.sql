@@ -361,3 +361,13 @@ VALUES (:environment_id, :operation_namespace, :tenant_id, :actor, :operation_id
         :transition_id, :from_state, :to_state, :revision, :reconciliation_id,
         :evidence_digest, :digests)
 RETURNING audit_id, at;
+
+-- name: expire_observations
+DELETE FROM rest_delivery_observation
+ WHERE environment_id = :environment_id
+   AND julianday(observed_at) < julianday('now') - :days
+   AND operation_id IN (
+       SELECT c.operation_id FROM rest_delivery_child c
+         JOIN rest_delivery_parent p ON p.parent_id = c.parent_id
+        WHERE c.environment_id = :environment_id AND c.execution_state = 'FINALIZED'
+          AND p.profile_contract_digest = :profile_contract_digest);
