@@ -6,7 +6,9 @@ where the fence says. ``receiver_duplicate_key``: in the payload filename of a
 receiver_mutation_key``, no ``header_name``). ``idempotency_key_header``: in a request header
 (``location: header``, ``value_from: receiver_mutation_key``) named ``header_name`` that
 ``request.headers`` renders from exactly ``{receiver_mutation_key}``. ``none``: no key travels,
-so none of ``location``, ``value_from``, ``header_name`` is given. Any contradiction is
+so none of ``location``, ``value_from``, ``header_name`` is given. A fence of another type
+certified in any environment binds the key to the payload (``key_payload_binding: required``),
+or it is ``profile.fence_not_payload_bound``. Any contradiction is
 ``profile.fence_inconsistent`` at the contradicting field (a header that is missing or rendered
 from something else is ``profile.fence_header_not_rendered``).
 """
@@ -49,6 +51,29 @@ def check_fence(profile: OperationProfile, doc: LoadedDocument) -> None:
         _check_duplicate_key(profile, fence, doc)
     else:
         _check_fence_header(profile, doc)
+    _check_payload_binding(fence, doc)
+
+
+def _check_payload_binding(fence: MutationFence, doc: LoadedDocument) -> None:
+    """A fence certified to authorize a same-key replay binds the key to the payload.
+
+    A receiver that does not compare the payload under a known key answers "duplicate" for
+    another payload too: a replay (or a duplicate answer) would then prove nothing about this
+    child's bytes. So ``certified_environments`` needs ``key_payload_binding: required``; a
+    fence certified nowhere may say ``not_required`` (it never authorizes a replay).
+    """
+    if not fence.certified_environments or fence.key_payload_binding == "required":
+        return
+    where: YamlPath = ((*_FENCE, "key_payload_binding") if fence.key_payload_binding is not None
+                       else (*_FENCE, "certified_environments"))
+    shown = fence.key_payload_binding or "not given"
+    raise located_error(
+        "profile.fence_not_payload_bound", f"the fence is certified in "
+        f"{list(fence.certified_environments)} to authorize same-key replays, but "
+        f"key_payload_binding is {shown}: a receiver that does not bind the key to the payload "
+        "answers duplicate for other bytes too", doc, where,
+        hint="set mutation_fence.key_payload_binding: required (certified), or remove "
+             "certified_environments")
 
 
 def _inconsistent(doc: LoadedDocument, field: str, message: str, hint: str,

@@ -14,6 +14,7 @@ from dpone.compiler._located import located_error as _fail
 from dpone.compiler._located import located_pointer as _pointer
 from dpone.compiler._located import located_template as _template
 from dpone.compiler._mapping_rules import check_raw_limits
+from dpone.compiler._policy_values import check_policy_values
 from dpone.compiler._yaml import LoadedDocument, YamlPath
 from dpone.contracts.profile import SUBMIT_THROTTLE_STATUSES, OperationProfile
 from dpone.grammar import TemplateContext
@@ -101,6 +102,7 @@ def check_profile(profile: OperationProfile, doc: LoadedDocument) -> dict[str, A
         raise _fail("schema.invalid_value", "sync_batch has no poll; counters come from the "
                     "submit response", doc, ("acknowledgement", "poll"))
     check_fence(profile, doc)
+    check_policy_values(profile, doc)
     body_format = request.body.payload_format
     if body_format.format in ("raw",) and body_format.compression != "none":
         raise _fail("profile.invalid_codec", "raw payloads are sent as sealed, uncompressed",

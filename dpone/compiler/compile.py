@@ -17,6 +17,7 @@ from dpone.compiler._digests import (
 from dpone.compiler._mapping_rules import check_raw_mapping
 from dpone.compiler._profile_rules import check_profile, check_raw_profile
 from dpone.compiler._registry import Registry
+from dpone.compiler._remote_identity import check_remote_identity
 from dpone.compiler._secrets import refuse_secret_values
 from dpone.compiler._validate import validate_document
 from dpone.compiler._yaml import LoadedDocument, YamlPath, load_yaml_file
@@ -198,6 +199,7 @@ def compile_workload(workload_path: Path, registry_root: Path, *,
     mapping = validate_document(PayloadMapping, mdoc)
     _expect_identity(mdoc, sink.payload.mapping_ref, mapping.id, ("id",))
 
+    check_remote_identity(binding, environment, bdoc)
     _check_intent(workload, profile, mapping, wdoc)
     limits = _effective_limits(profile, workload, wdoc)
     source = _resolve_source(workload, workload_path, registry, wdoc)

@@ -265,6 +265,21 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
         "new submit uses it (inspect, receipt polling and reconcile stay available). Recertify "
         "the remote identity (new evidence_ref, verified_at, valid_until), then compile, publish "
         "and deliver a plan of the recertified binding.", exit_class=3, retry=_R.AFTER_FIX),
+    _ce("profile.unsupported_policy", "Remove the field or set it to true: a duplicate answer "
+        "counts only with its same-key receipt, and verification always accounts for every "
+        "sealed row."),
+    _ce("profile.fence_not_payload_bound", "Set mutation_fence.key_payload_binding: required "
+        "once the receiver is certified to bind the key to the payload, or remove "
+        "certified_environments: a fence that does not bind the payload authorizes no replay."),
+    _ce("binding.invalid_evidence_ref", "Name the attestation as evidence://<issuer>/<path>, "
+        "content-addressed (.../sha256:<64 hex>) in a production environment."),
+    _ce("binding.identity_unattested", "A receiver_attested identity needs an authenticated "
+        "binding (auth_provider other than none): the receiver attests the principal it "
+        "authenticated; without one, use platform_attested with its approved evidence."),
+    _ce("observation.limit_reached", "The child's receipt was polled the profile's "
+        "observability.max_observations times without a terminal answer: nothing more is "
+        "polled or sent; inspect the receiver's job, then query it by delivery key or reconcile "
+        "the child.", exit_class=4, retry=_R.RECONCILIATION_ONLY),
 )
 
 ERROR_CATALOG: dict[str, ErrorSpec] = {spec.code: spec for spec in REST_DELIVERY_ERRORS + COMPILE_ERRORS}

@@ -95,6 +95,10 @@ class ParentAdmission(StrictModel):
     identity_valid_until: dt.datetime | None = None
     """The binding's ``remote_identity.valid_until``: from then on (journal clock) no child of
     the parent enters SUBMITTING; observation and reconciliation stay available."""
+    observation_days: Annotated[int, Field(ge=1, le=3650)] | None = None
+    """The profile's ``retention.observation_days``: the admission transaction deletes the
+    observations older than this (database clock) of FINALIZED children admitted under the
+    same profile contract; receipts, attempts, audits and effect authority stay."""
 
 
 class ChildOperation(StrictModel):

@@ -50,6 +50,8 @@ ACTIONS: Final[Mapping[str, tuple[OperatorAction, ...]]] = {
                                       "reconcile_delivery_key"),
     "REST_DELIVERY_RETRY_AFTER_EXCEEDS_BUDGET": ("inspect_evidence", "reconcile_delivery_key"),
     "receiver.terminal_failure": ("inspect_evidence", "deliver_new_generation"),
+    "observation.limit_reached": ("inspect_evidence", "query_by_delivery_key",
+                                  "reconcile_delivery_key"),
     "credential.rejected": ("fix_credential", "resume_delivery"),
     "REST_DELIVERY_STALE_GENERATION": ("inspect_newer_generation",),
     "REST_DELIVERY_APPEND_SCOPE_ALREADY_APPLIED": ("inspect_evidence",

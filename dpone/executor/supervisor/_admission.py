@@ -62,6 +62,7 @@ def parent_admission(plan: RestDeliveryPlan, topology: SealedTopology) -> Parent
         profile_ref=plan.profile.ref,
         binding_ref=plan.binding.ref,
         identity_valid_until=_utc(plan.binding.snapshot.remote_identity.valid_until),
+        observation_days=plan.profile.snapshot.retention.observation_days,
         children=children,
     )
 

@@ -4,7 +4,11 @@ Polling runs under an observation lease taken per poll and never sends a mutatio
 job is observed again after the profile's poll interval, a terminal job moves to VERIFYING with
 its counters, an expired receipt (404/410) finalizes the effect as UNKNOWN and never authorizes a
 resubmit, and an external cancellation is observed, never invoked. A poll that fails in
-transport is repeated within the observation budget and records nothing.
+transport is repeated within the observation budget and records nothing. A child whose receipt
+was already observed ``observability.max_observations`` times (its ``observation_ordinal``,
+counted by the journal across runs) is not polled again: ``observation.limit_reached``. Each
+recorded observation keeps only the response scalars ``observability.evidence_scalars`` lists
+(``_evidence``).
 
 When the profile certifies a key echo (``acknowledgement.poll.key_echo``), every 200 answer must
 echo this child's receiver mutation key as the sealed request carried it: an answer without it
@@ -27,6 +31,7 @@ from dpone.contracts.profile import Poll
 from dpone.contracts.sealed import SealedChild
 from dpone.executor.supervisor._actions import OBSERVING_STATES
 from dpone.executor.supervisor._context import RunContext, scalars
+from dpone.executor.supervisor._evidence import evidence_scalars
 from dpone.executor.supervisor._job_status import classify_status
 from dpone.executor.supervisor._request import poll_request
 from dpone.executor.supervisor._results import DeliveryBlocked
@@ -45,6 +50,9 @@ from dpone.executor.transport import (
     full_jitter_delay,
     retry_after_seconds,
 )
+
+OBSERVATION_LIMIT: Final = "observation.limit_reached"
+"""The stop of a receipt observed ``observability.max_observations`` times without an end."""
 
 # A recorded poll outcome -> the code the run stops with (None: observation or verification
 # goes on).
@@ -76,6 +84,8 @@ def observe(ctx: RunContext, operation: ChildOperation, sealed: SealedChild, *,
     deadline = ctx.clock.monotonic() + profile.timeouts.operation_total_s
     failures = 0
     while operation.state_name in OBSERVING_STATES:
+        if operation.observation_ordinal >= profile.observability.max_observations:
+            return observation_limit(ctx, operation)
         pause = ctx.due_in(operation.next_check_after)
         if (pause > 0 and not wait) or ctx.clock.monotonic() > deadline:
             return operation
@@ -102,6 +112,16 @@ def observe(ctx: RunContext, operation: ChildOperation, sealed: SealedChild, *,
                              details=_poll_failure(response))
         ctx.back_off(operation, "poll_receipt", response, failures, _poll_delay(ctx, failures, response))
     return operation
+
+
+def observation_limit(ctx: RunContext, operation: ChildOperation) -> DeliveryBlocked:
+    """The stop of a child whose receipt was polled ``observability.max_observations`` times
+    (the journal's ``observation_ordinal``, across every run) without a terminal answer: no
+    further poll is sent, nothing is recorded, the effect stays as the journal holds it."""
+    limit = ctx.plan.profile.snapshot.observability.max_observations
+    return ctx.blocked(operation, OBSERVATION_LIMIT,
+                       extra={"observations": operation.observation_ordinal,
+                              "max_observations": limit})
 
 
 def _poll_failure(outcome: Response | Failure) -> dict[str, str | int]:
@@ -134,9 +154,12 @@ def _record_poll(ctx: RunContext, poll: Poll, operation: ChildOperation, sealed:
     if outcome == "running":
         due = ctx.now() + dt.timedelta(seconds=profile.timeouts.poll_interval_s)
     receipt = {**(operation.receipt or {}), **values}
+    kept = {} if status.about_another_key else evidence_scalars(
+        profile.observability.evidence_scalars, response, profile.observability.response_bounds)
+    listed = {"evidence_scalars": kept} if kept else {}
     updated = ctx.step(operation, lease, *POLL[state_of(operation), outcome], receipt=receipt,
                        next_check_after=due, error_code=code,
-                       observation={**values, "outcome": outcome, **reason})
+                       observation={**values, "outcome": outcome, **reason, **listed})
     return updated, code
 
 

@@ -170,11 +170,23 @@ def _seal(contract: StateContract, first_operation_id: str, epoch: int) -> _Seal
                          1 if "observation_ordinal" in decision.advances else 0})
 
 
+def expire_observations(tx: UnitOfWork, request: ParentAdmission) -> int:
+    """Apply the profile's observation retention: delete the observations older than
+    ``observation_days`` (database clock) of FINALIZED children whose parent was admitted under
+    this profile contract. Verbose observations are never replay authority (spec "Retention and
+    compact effect authority"): the child's receipt, attempts, audit and effect stay."""
+    if request.observation_days is None:
+        return 0
+    return tx.run("expire_observations", profile_contract_digest=request.profile_contract_digest,
+                  days=request.observation_days)
+
+
 def admit(tx: UnitOfWork, contract: StateContract, request: ParentAdmission) -> AdmissionResult:
     parent_id = parent_operation_id(request.tenancy.operation_namespace,
                                     request.parent_plan_digest)
     epoch = environment(tx).journal_epoch
     tx.lock_domains([request.effect_conflict_domain])
+    expire_observations(tx, request)
     resumed = _resume_or_conflict(tx, request, parent_id)
     if resumed is not None:
         return AdmissionResult(parent=load(tx, resumed), resumed=True)

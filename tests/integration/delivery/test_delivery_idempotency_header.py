@@ -18,6 +18,7 @@ FENCE = """mutation_fence:
   location: header
   value_from: receiver_mutation_key
   header_name: Idempotency-Key
+  key_payload_binding: required
   certification_ref: required_before_production
   certified_environments: [local-dev]
 """

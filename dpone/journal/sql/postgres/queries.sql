@@ -440,3 +440,12 @@ SELECT p.profile_ref, p.binding_ref, p.identity_valid_until,
         OR (r.kind = 'binding' AND r.ref = p.binding_ref))
  WHERE p.parent_id = %(parent_id)s AND p.environment_id = %(environment_id)s
  ORDER BY r.kind DESC;
+-- name: expire_observations
+DELETE FROM rest_delivery_observation o
+ USING rest_delivery_child c, rest_delivery_parent p
+ WHERE o.environment_id = %(environment_id)s
+   AND c.operation_id = o.operation_id AND c.environment_id = o.environment_id
+   AND c.execution_state = 'FINALIZED'
+   AND p.parent_id = c.parent_id
+   AND p.profile_contract_digest = %(profile_contract_digest)s
+   AND o.observed_at < clock_timestamp() - make_interval(days => %(days)s);

@@ -402,3 +402,12 @@ SELECT p.profile_ref, p.binding_ref, p.identity_valid_until,
         OR (r.kind = 'binding' AND r.ref = p.binding_ref))
  WHERE p.parent_id = :parent_id AND p.environment_id = :environment_id
  ORDER BY r.kind DESC;
+-- name: expire_observations
+DELETE FROM rest_delivery_observation
+ WHERE environment_id = :environment_id
+   AND julianday(observed_at) < julianday('now') - :days
+   AND operation_id IN (
+       SELECT c.operation_id FROM rest_delivery_child c
+         JOIN rest_delivery_parent p ON p.parent_id = c.parent_id
+        WHERE c.environment_id = :environment_id AND c.execution_state = 'FINALIZED'
+          AND p.profile_contract_digest = :profile_contract_digest);
