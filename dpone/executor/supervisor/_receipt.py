@@ -6,13 +6,15 @@ ACCEPTED/WAITING once it is due (GET only, under an observation lease, recorded 
 CAS) and returns the child as the journal holds it afterwards. A child that is not observing,
 or whose next check is not due, is returned unchanged without a request. Running it twice, or
 from two processes, is harmless: the lease and the CAS let one poll record, and a poll that
-finds the child already moved on records nothing.
+finds the child already moved on records nothing. A receipt already polled
+``observability.max_observations`` times raises ``observation.limit_reached`` (nothing sent).
 """
 
 from __future__ import annotations
 
 import random
 
+from dpone.contracts import DponeError
 from dpone.contracts.binding import LeasePolicy
 from dpone.contracts.journal import ChildOperation, DeliveryJournalPort
 from dpone.contracts.plan import RestDeliveryPlan
@@ -20,7 +22,8 @@ from dpone.contracts.ports import Clock, ImmutableArtifactPort, RestTransportPor
 from dpone.executor.supervisor._actions import OBSERVING_STATES
 from dpone.executor.supervisor._context import RunContext, run_clock
 from dpone.executor.supervisor._deliver import check_profile
-from dpone.executor.supervisor._observe import observe
+from dpone.executor.supervisor._observe import OBSERVATION_LIMIT, observe
+from dpone.executor.supervisor._results import DeliveryBlocked
 from dpone.executor.supervisor._resume import check_plan, read_sealed
 
 
@@ -46,5 +49,13 @@ def observe_receipt(plan: RestDeliveryPlan, operation_id: str, journal: Delivery
                      leases=leases or LeasePolicy())
     if ctx.due_in(operation.next_check_after) > 0:
         return operation
-    observe(ctx, operation, sealed, wait=False, once=True)
+    outcome = observe(ctx, operation, sealed, wait=False, once=True)
+    if isinstance(outcome, DeliveryBlocked) and outcome.code == OBSERVATION_LIMIT:
+        # Nothing is polled any more, yet the child stays observing: say so, or a trigger
+        # would wait on it for ever.
+        raise DponeError(code=outcome.code, operation_id=operation_id,
+                         message=f"child {operation_id} was observed "
+                         f"{outcome.evidence.get('observations')} times, the profile's "
+                         "observability.max_observations: nothing more is polled",
+                         details=dict(outcome.evidence))
     return journal.get_child(operation_id)

@@ -10,11 +10,13 @@ import sqlite3
 from pathlib import Path
 
 import psycopg
+import pytest
 
+from dpone.contracts import DponeError
 from dpone.contracts.plan import RestDeliveryPlan
-from dpone.executor.supervisor import DeliveryBlocked
+from dpone.executor.supervisor import DeliveryBlocked, observe_receipt
 from dpone.receiver import ReceiverThread
-from support.delivery import Harness, HarnessFactory
+from support.delivery import HOLDER, Harness, HarnessFactory
 
 
 def _observability(h: Harness, **update: object) -> RestDeliveryPlan:
@@ -51,6 +53,25 @@ def test_a_receipt_is_polled_at_most_max_observations_times_across_runs(
     assert h.requests().get(f"GET /mock/v1/dataset-jobs/{job}") == 3
     assert h.count("POST") == 1
     assert (h.child(1).revision, h.child(1).observation_ordinal) == (child.revision, 3)
+
+
+def test_a_single_observation_past_the_bound_says_so(
+        harness: HarnessFactory, slow_receiver: ReceiverThread) -> None:
+    """What a trigger runs: once the bound is reached it raises, so the trigger fires and the
+    task reports the stop, instead of waiting on a child nobody polls any more."""
+    h = harness("async", receiver=slow_receiver)
+    bounded = _observability(h, max_observations=2)
+    assert isinstance(h.run(plan=bounded), DeliveryBlocked)
+    child = h.child(1)
+    polls = h.requests().get(f"GET /mock/v1/dataset-jobs/{(child.receipt or {})['id']}")
+
+    with pytest.raises(DponeError) as stopped:
+        observe_receipt(bounded, child.operation_id, h.journal, h.store, h.transport,
+                        holder=HOLDER)
+
+    assert stopped.value.code == "observation.limit_reached"
+    assert h.requests().get(f"GET /mock/v1/dataset-jobs/{(child.receipt or {})['id']}") == polls
+    assert h.child(1).revision == child.revision
 
 
 def test_an_observation_keeps_only_the_allowlisted_response_scalars(
