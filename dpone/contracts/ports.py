@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         Tenancy,
         TransitionRequest,
     )
+    from dpone.contracts.rate import ActiveSlot, RateTurn, RateTurnRequest
     from dpone.contracts.secret import Credential
     from dpone.contracts.transport import OutboundRequest, TransportOutcome
 
@@ -197,6 +198,16 @@ class DeliveryJournalPort(DeliveryJournalView, Protocol):
 
     def set_mutation_gate(self, environment_id: str, gate: MutationGate, *, epoch: int,
                           actor: str, reason: str) -> None: ...
+
+    def take_rate_turn(self, request: RateTurnRequest) -> RateTurn:
+        """One short transaction: the next request turn of the receiver account's shared
+        bucket (``dpone.contracts.rate``) and, for a submit, one of its active-request slots; or
+        nothing when the turn is beyond ``request.max_wait_s`` or every slot is held."""
+        ...
+
+    def release_active_slot(self, slot: ActiveSlot) -> None:
+        """Free a slot :meth:`take_rate_turn` granted (a no-op once it expired and was taken)."""
+        ...
 
 
 class RestTransportPort(Protocol):

@@ -39,6 +39,7 @@ from dpone.contracts.journal import (
     TransitionRequest,
 )
 from dpone.contracts.ports import ArtifactRef, ImmutableArtifactPort
+from dpone.contracts.rate import ActiveSlot, RateTurn, RateTurnRequest
 from dpone.contracts.state import TriggerKind
 from dpone.executor.cuts._hook import CutHook, When
 
@@ -58,6 +59,8 @@ JOURNAL_WRITE_POINTS: Final[Mapping[str, str]] = {
     "record_operator_action": "operator_action",
     "promote_frontier": "frontier",
     "set_mutation_gate": "mutation_gate",
+    "take_rate_turn": "rate_turn",
+    "release_active_slot": "active_slot_release",
 }
 """Every write of the journal port -> the point that brackets it (``transition`` is qualified
 by its trigger kind). ``begin_attempt`` is one transaction that takes the mutation lease and
@@ -176,6 +179,12 @@ class CuttingJournal:
                           actor: str, reason: str) -> None:
         self._write("set_mutation_gate", lambda: self._journal.set_mutation_gate(
             environment_id, gate, epoch=epoch, actor=actor, reason=reason))
+
+    def take_rate_turn(self, request: RateTurnRequest) -> RateTurn:
+        return self._write("take_rate_turn", lambda: self._journal.take_rate_turn(request))
+
+    def release_active_slot(self, slot: ActiveSlot) -> None:
+        self._write("release_active_slot", lambda: self._journal.release_active_slot(slot))
 
     # -- reads ---------------------------------------------------------------------------------
 

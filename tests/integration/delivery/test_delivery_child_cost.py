@@ -1,7 +1,8 @@
 """What one synchronous child costs the journal and the artifact store: counted, never timed.
 
-A synchronous child that succeeds takes six journal transactions (each one commit): the
-mutation lease with its first attempt planned, the critical SUBMITTING transaction, the
+A synchronous child that succeeds takes seven journal transactions (each one commit): the
+mutation lease with its first attempt planned, the receiver account's shared submit turn with an
+active-request slot (freed by the lease's release), the critical SUBMITTING transaction, the
 recorded response, the mutation lease released, the verification under an observation lease
 held inside its own transaction, and the promotion under a checkpoint lease held the same way.
 It writes two artifacts: its MAY_ATTEMPT marker (durable before SUBMITTING commits) and the
@@ -21,9 +22,10 @@ from dpone.contracts.ports import ArtifactRef, ImmutableArtifactPort
 from dpone.executor.supervisor import DeliveryCompleted, deliver
 from support.delivery import FULL, HOLDER, HarnessFactory, no_sleep
 
-TRANSACTIONS_PER_CHILD: Final = {"write": 2, "critical": 4, "read": 0}
-"""Per synchronous child: ``write`` = the mutation lease taken with its attempt planned, and
-released; ``critical`` = SUBMITTING, the response, the verification, the promotion."""
+TRANSACTIONS_PER_CHILD: Final = {"write": 3, "critical": 4, "read": 0}
+"""Per synchronous child: ``write`` = the mutation lease taken with its attempt planned, the
+submit turn and active-request slot, and the lease released; ``critical`` = SUBMITTING, the
+response, the verification, the promotion."""
 ADMISSION: Final = Counter({"critical": 1})
 ARTIFACT_WRITES_PER_CHILD: Final = {"markers": 1, "evidence": 1}
 
@@ -60,7 +62,7 @@ def counting_transactions(journal: DeliveryJournalPort) -> Counter[str]:
     return counted
 
 
-def test_a_sync_child_costs_six_transactions_and_two_artifact_writes(
+def test_a_sync_child_costs_seven_transactions_and_two_artifact_writes(
         harness: HarnessFactory, journal: DeliveryJournalPort) -> None:
     h = harness("sync", FULL)
     children = len(h.topology.children)
@@ -76,7 +78,7 @@ def test_a_sync_child_costs_six_transactions_and_two_artifact_writes(
     over = {kind: (transactions[kind], ceiling[kind]) for kind in transactions
             if transactions[kind] > ceiling[kind]}
     assert not over, f"journal transactions (counted, ceiling) above the ceiling: {over}"
-    assert sum(transactions.values()) <= 1 + 6 * children
+    assert sum(transactions.values()) <= 1 + 7 * children
     assert store.writes == Counter({prefix: n * children
                                     for prefix, n in ARTIFACT_WRITES_PER_CHILD.items()})
     assert h.ledger()["rows_total"] == h.topology.total_rows
