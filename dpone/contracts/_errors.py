@@ -200,6 +200,11 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
     _ce("receiver.unavailable", "The receiver could not be reached within the run's budget; "
         "nothing unproven was sent: once it is reachable, resume the delivery from the journal "
         "(`dpone delivery resume --apply` with its operation id).", exit_class=3),
+    _ce("receiver.rate_limited", "The receiver account's shared rate (the profile's rate."
+        "submit_per_minute or max_active_requests, shared through the journal by every process "
+        "sending to that authority and principal) leaves no turn within this run's submit "
+        "budget; nothing was sent: resume the delivery later (`dpone delivery resume --apply` "
+        "with its operation id) or spread the deliveries out.", exit_class=3),
     _ce("receiver.terminal_failure", "The receiver ended the job as failed or cancelled and its "
         "counters prove no row applied: fix the cause, then deliver a new generation.",
         exit_class=5),

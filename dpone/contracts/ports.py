@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         Tenancy,
         TransitionRequest,
     )
+    from dpone.contracts.rate import ActiveSlot, RateTurn, RateTurnRequest
     from dpone.contracts.revocation import RevocationStatus, RevocationTarget
     from dpone.contracts.secret import Credential
     from dpone.contracts.transport import OutboundRequest, TransportOutcome
@@ -220,6 +221,14 @@ class DeliveryJournalPort(DeliveryJournalView, Protocol):
         """Revoke (``revoked=True``) or unrevoke ``target`` in one audited critical transaction
         serialized with every SUBMITTING transaction; True when the list changed, False when
         it already stood so (nothing written)."""
+    def take_rate_turn(self, request: RateTurnRequest) -> RateTurn:
+        """One short transaction: the next request turn of the receiver account's shared
+        bucket (``dpone.contracts.rate``) and, for a submit, one of its active-request slots; or
+        nothing when the turn is beyond ``request.max_wait_s`` or every slot is held."""
+        ...
+
+    def release_active_slot(self, slot: ActiveSlot) -> None:
+        """Free a slot :meth:`take_rate_turn` granted (a no-op once it expired and was taken)."""
         ...
 
 

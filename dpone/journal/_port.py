@@ -36,10 +36,12 @@ from dpone.contracts.journal import (
     Tenancy,
     TransitionRequest,
 )
+from dpone.contracts.rate import ActiveSlot, RateTurn, RateTurnRequest
 from dpone.contracts.revocation import RevocationStatus, RevocationTarget
 from dpone.contracts.state import StateContract
 from dpone.journal import _governance as governance
 from dpone.journal import _operator as operator
+from dpone.journal import _rate as rate
 from dpone.journal._cas import audit
 from dpone.journal._environment import environment, stored_environment
 from dpone.journal._leases import (
@@ -316,3 +318,10 @@ class JournalBase(ABC):
         self._scoped(environment_id)
         return self._run(lambda tx: governance.change(
             tx, environment_id, target, revoked=revoked, actor=actor, reason=reason), "critical")
+    # -- distributed rate limits (``dpone.journal._rate``) -----------------------------------
+
+    def take_rate_turn(self, request: RateTurnRequest) -> RateTurn:
+        return self._run(lambda tx: rate.take_turn(tx, request), "write")
+
+    def release_active_slot(self, slot: ActiveSlot) -> None:
+        self._run(lambda tx: rate.release_slot(tx, slot), "write")

@@ -3,7 +3,8 @@ delivered over loopback to the mock receiver through the real transport and a re
 
 A :class:`Harness` holds one sealed plan (either family), its journal, artifact store and
 transport, and reads back what the receiver applied. Plans are prepared for a fast suite: the
-receipt poll interval is 0 (the receiver's jobs end at once unless a test says otherwise).
+receipt poll interval is 0 (the receiver's jobs end at once unless a test says otherwise) and the
+shared submit and poll rates never make a turn wait (:func:`wide_rates`).
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ SHORT: Final = (dt.date(2026, 8, 1), dt.date(2026, 8, 7))
 WORKLOADS: Final = {"sync": "measurements_sync", "async": "measurements_async"}
 SUBMIT_PREFIX: Final = {"sync": "/mock/v1/batches/", "async": "/mock/v1/dataset-jobs"}
 POLL_PREFIX: Final = "/mock/v1/dataset-jobs/"
+WIDE_RATE_PER_MINUTE: Final = 1_000_000_000_000
+"""The widest rate a profile may declare: turns under a microsecond apart."""
 MAX_STEPS: Final = 400
 """A run taking more journal steps than this is stuck (e.g. polling a job that never ends)."""
 
@@ -73,6 +76,17 @@ def fast_polling(plan: RestDeliveryPlan) -> RestDeliveryPlan:
     timeouts = snapshot.timeouts.model_copy(update={"poll_interval_s": 0})
     profile = plan.profile.model_copy(
         update={"snapshot": snapshot.model_copy(update={"timeouts": timeouts})})
+    return plan.model_copy(update={"profile": profile})
+
+
+def wide_rates(plan: RestDeliveryPlan) -> RestDeliveryPlan:
+    """``plan`` whose submit and poll rates are so wide that no turn ever waits: a test that
+    records the supervisor's sleeps sees its back-offs only (a rate test sets its own)."""
+    snapshot = plan.profile.snapshot
+    rate = snapshot.rate.model_copy(update={"submit_per_minute": WIDE_RATE_PER_MINUTE,
+                                            "poll_per_minute": WIDE_RATE_PER_MINUTE})
+    profile = plan.profile.model_copy(
+        update={"snapshot": snapshot.model_copy(update={"rate": rate})})
     return plan.model_copy(update={"profile": profile})
 
 
@@ -111,7 +125,7 @@ def seal(family: str, root: Path, interval: tuple[dt.date, dt.date], *,
     """One example workload frozen and sealed into the store at ``root``."""
     sealed = seal_example(registry / "workloads" / f"{WORKLOADS[family]}.yaml", registry, root,
                           interval)
-    return Sealed(fast_polling(sealed.plan), sealed.topology, sealed.store)
+    return Sealed(wide_rates(fast_polling(sealed.plan)), sealed.topology, sealed.store)
 
 
 def http_transport(plan: RestDeliveryPlan, authority: str) -> HttpTransport:

@@ -39,6 +39,7 @@ from dpone.contracts.journal import (
     TransitionRequest,
 )
 from dpone.contracts.ports import ArtifactRef, ImmutableArtifactPort
+from dpone.contracts.rate import ActiveSlot, RateTurn, RateTurnRequest
 from dpone.contracts.revocation import RevocationStatus, RevocationTarget
 from dpone.contracts.state import TriggerKind
 from dpone.executor.cuts._hook import CutHook, When
@@ -61,6 +62,8 @@ JOURNAL_WRITE_POINTS: Final[Mapping[str, str]] = {
     "promote_frontier": "frontier",
     "set_mutation_gate": "mutation_gate",
     "set_revocation": "revocation",
+    "take_rate_turn": "rate_turn",
+    "release_active_slot": "active_slot_release",
 }
 """Every write of the journal port -> the point that brackets it (``transition`` is qualified
 by its trigger kind). ``begin_attempt`` is one transaction that takes the mutation lease and
@@ -195,6 +198,11 @@ class CuttingJournal:
                        actor: str, reason: str) -> bool:
         return self._write("set_revocation", lambda: self._journal.set_revocation(
             environment_id, target, revoked=revoked, actor=actor, reason=reason))
+    def take_rate_turn(self, request: RateTurnRequest) -> RateTurn:
+        return self._write("take_rate_turn", lambda: self._journal.take_rate_turn(request))
+
+    def release_active_slot(self, slot: ActiveSlot) -> None:
+        self._write("release_active_slot", lambda: self._journal.release_active_slot(slot))
 
     # -- reads ---------------------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ from dpone.executor.supervisor._actions import OBSERVING_STATES
 from dpone.executor.supervisor._context import RunContext, scalars
 from dpone.executor.supervisor._evidence import evidence_scalars
 from dpone.executor.supervisor._job_status import classify_status
+from dpone.executor.supervisor._rate import take_poll_turn
 from dpone.executor.supervisor._request import poll_request
 from dpone.executor.supervisor._results import DeliveryBlocked
 from dpone.executor.supervisor._transitions import (
@@ -90,6 +91,8 @@ def observe(ctx: RunContext, operation: ChildOperation, sealed: SealedChild, *,
         if (pause > 0 and not wait) or ctx.clock.monotonic() > deadline:
             return operation
         ctx.pause(pause)
+        if not take_poll_turn(ctx, deadline):  # the account's shared poll rate
+            return operation
         with ctx.lease(operation.operation_id, "observation") as lease:
             response = ctx.transport.send(poll_request(ctx.plan, operation.receipt or {}))
             answered = isinstance(response, Response) and (

@@ -39,6 +39,7 @@ from dpone.executor.supervisor._actions import reconciled_absent
 from dpone.executor.supervisor._context import RunContext
 from dpone.executor.supervisor._gate import Withheld
 from dpone.executor.supervisor._observe import proves_full
+from dpone.executor.supervisor._rate import SubmitTurns
 from dpone.executor.supervisor._request import check_payload, outbound_request
 from dpone.executor.supervisor._results import DeliveryBlocked
 from dpone.executor.supervisor._transitions import (
@@ -142,13 +143,14 @@ def submit(ctx: RunContext, operation: ChildOperation,
     # is due now; a later attempt (or one still waiting out its delay) is planned in the loop.
     begun = ctx.journal.begin_attempt(operation.operation_id, ctx.holder, ctx.leases.ttl_s)
     planned = begun.attempt
-    with ctx.held(begun.lease) as lease:
+    with ctx.held(begun.lease) as lease, SubmitTurns(ctx, started) as turns:
         while True:
             attempt, planned = planned, None
             if attempt is None:
                 if operation.state_name == StateName.RETRY_WAIT:
                     ctx.wait_until(operation.next_check_after)
                 attempt = ctx.journal.plan_attempt(operation.operation_id, lease)
+            turns.take(operation, lease)  # the account's shared rate, before any marker
             try:
                 marker = ctx.artifacts.put_bytes(attempt.marker_key,
                                                  canonical_json(attempt.marker))
@@ -170,6 +172,7 @@ def submit(ctx: RunContext, operation: ChildOperation,
                 return ctx.blocked(refused, refusal.code)
             ctx.notify(operation, "enter_submitting")
             outcome = _send(ctx, operation, lease, request, replay=replay)
+            turns.answered(outcome)  # a back-off to send again holds no active-request slot
             if isinstance(outcome, Withheld):
                 return outcome
             if isinstance(outcome, Response):

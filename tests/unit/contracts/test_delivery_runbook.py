@@ -12,7 +12,8 @@ from dpone.executor.supervisor import ACTIONS
 from support.common import ROOT
 
 RUNBOOK = ROOT / "docs" / "runbooks" / "delivery-outcomes.md"
-STOPS = sorted({*ACTIONS, "REST_DELIVERY_INTENT_CONFLICT", "receiver.unavailable"})
+STOPS = sorted({*ACTIONS, "REST_DELIVERY_INTENT_CONFLICT", "receiver.unavailable",
+                "receiver.rate_limited"})
 
 
 def _rows() -> dict[str, list[str]]:

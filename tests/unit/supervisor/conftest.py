@@ -14,6 +14,7 @@ from dpone.contracts.plan import RestDeliveryPlan
 from dpone.executor.transport import HttpTransport
 from dpone.journal.sqlite import SqliteJournal
 from support.common import EXAMPLES
+from support.delivery import wide_rates
 from support.example_seal import SealedExample, seal_example
 from support.supervisor import (
     SHORT,
@@ -38,7 +39,7 @@ def sealed_short(tmp_path_factory: pytest.TempPathFactory) -> dict[str, SealedEx
 def supervised(sealed_short: dict[str, SealedExample],
                tmp_path: Path) -> Iterator[Callable[..., Supervised]]:
     """``supervised(family, plan=None)``: the sealed example with a store, journal and receiver
-    of its own; ``plan`` maps the (fast-polling) sealed plan to the one to deliver."""
+    of its own; ``plan`` maps the (fast-polling, wide-rate) sealed plan to the one to deliver."""
     opened: list[tuple[SqliteJournal, HttpTransport]] = []
 
     def make(family: str,
@@ -46,7 +47,7 @@ def supervised(sealed_short: dict[str, SealedExample],
         sealed = sealed_short[family]
         root = tmp_path / family
         shutil.copytree(sealed.store.root, root / "artifacts")
-        delivered = fast_polling(sealed.plan)
+        delivered = wide_rates(fast_polling(sealed.plan))
         delivered = plan(delivered) if plan is not None else delivered
         journal = SqliteJournal(root / "journal.sqlite3",
                                 environment_id=delivered.environment.snapshot.environment_id)

@@ -449,3 +449,43 @@ DELETE FROM rest_delivery_observation o
    AND p.parent_id = c.parent_id
    AND p.profile_contract_digest = %(profile_contract_digest)s
    AND o.observed_at < clock_timestamp() - make_interval(days => %(days)s);
+-- Distributed rate limits (0003_rate_limits): keyed by receiver authority and principal, not
+-- by environment. Every turn of a scope is taken under its bucket row's lock.
+
+-- name: lock_rate_bucket
+-- Creates the bucket (its first turn due now) or locks it; the clock is read after the lock.
+INSERT INTO rest_delivery_rate_bucket AS b (authority, principal, kind, next_turn_at)
+VALUES (%(authority)s, %(principal)s, %(kind)s, clock_timestamp())
+ON CONFLICT (authority, principal, kind) DO UPDATE SET kind = b.kind
+RETURNING next_turn_at, clock_timestamp() AS now;
+
+-- name: advance_rate_bucket
+UPDATE rest_delivery_rate_bucket SET next_turn_at = %(next_turn_at)s
+ WHERE authority = %(authority)s AND principal = %(principal)s AND kind = %(kind)s;
+
+-- name: live_active_slots
+-- The slots of a scope held now: not released, within their bound, under a live mutation lease
+-- (releasing that lease releases its slot).
+SELECT r.slot, r.operation_id FROM rest_delivery_active_request r
+  JOIN rest_delivery_lease l
+    ON l.operation_id = r.operation_id AND l.kind = 'mutation' AND l.token = r.lease_token
+ WHERE r.authority = %(authority)s AND r.principal = %(principal)s
+   AND r.expires_at > clock_timestamp() AND l.expires_at > clock_timestamp()
+ ORDER BY r.slot;
+
+-- name: claim_active_slot
+-- A slot live_active_slots did not list (the caller holds the scope's submit bucket lock
+-- since, so no other claim of the scope interleaves).
+INSERT INTO rest_delivery_active_request AS r (
+    authority, principal, slot, holder, operation_id, lease_token, token, expires_at)
+VALUES (%(authority)s, %(principal)s, %(slot)s, %(holder)s, %(operation_id)s, %(lease_token)s,
+        1, %(expires_at)s)
+ON CONFLICT (authority, principal, slot) DO UPDATE
+   SET holder = EXCLUDED.holder, operation_id = EXCLUDED.operation_id,
+       lease_token = EXCLUDED.lease_token, token = r.token + 1, expires_at = EXCLUDED.expires_at
+RETURNING slot, token;
+
+-- name: release_active_slot
+UPDATE rest_delivery_active_request SET expires_at = LEAST(expires_at, clock_timestamp())
+ WHERE authority = %(authority)s AND principal = %(principal)s AND slot = %(slot)s
+   AND holder = %(holder)s AND token = %(token)s;

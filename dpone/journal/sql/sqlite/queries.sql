@@ -411,3 +411,43 @@ DELETE FROM rest_delivery_observation
          JOIN rest_delivery_parent p ON p.parent_id = c.parent_id
         WHERE c.environment_id = :environment_id AND c.execution_state = 'FINALIZED'
           AND p.profile_contract_digest = :profile_contract_digest);
+-- Distributed rate limits (0003_rate_limits): keyed by receiver authority and principal, not
+-- by environment. BEGIN IMMEDIATE already serializes every turn taken on this file.
+
+-- name: lock_rate_bucket
+INSERT INTO rest_delivery_rate_bucket (authority, principal, kind, next_turn_at)
+VALUES (:authority, :principal, :kind, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+ON CONFLICT (authority, principal, kind) DO UPDATE SET kind = excluded.kind
+RETURNING next_turn_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now') AS now;
+
+-- name: advance_rate_bucket
+UPDATE rest_delivery_rate_bucket SET next_turn_at = :next_turn_at
+ WHERE authority = :authority AND principal = :principal AND kind = :kind;
+
+-- name: live_active_slots
+-- The slots of a scope held now: not released, within their bound, under a live mutation lease
+-- (releasing that lease releases its slot).
+SELECT r.slot, r.operation_id FROM rest_delivery_active_request r
+  JOIN rest_delivery_lease l
+    ON l.operation_id = r.operation_id AND l.kind = 'mutation' AND l.token = r.lease_token
+ WHERE r.authority = :authority AND r.principal = :principal
+   AND julianday(r.expires_at) > julianday('now') AND julianday(l.expires_at) > julianday('now')
+ ORDER BY r.slot;
+
+-- name: claim_active_slot
+-- A slot live_active_slots did not list (the caller holds the write lock since).
+INSERT INTO rest_delivery_active_request (
+    authority, principal, slot, holder, operation_id, lease_token, token, expires_at)
+VALUES (:authority, :principal, :slot, :holder, :operation_id, :lease_token, 1, :expires_at)
+ON CONFLICT (authority, principal, slot) DO UPDATE
+   SET holder = excluded.holder, operation_id = excluded.operation_id,
+       lease_token = excluded.lease_token, token = rest_delivery_active_request.token + 1,
+       expires_at = excluded.expires_at
+RETURNING slot, token;
+
+-- name: release_active_slot
+UPDATE rest_delivery_active_request
+   SET expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+ WHERE authority = :authority AND principal = :principal AND slot = :slot
+   AND holder = :holder AND token = :token
+   AND julianday(expires_at) > julianday('now');

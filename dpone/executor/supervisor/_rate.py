@@ -1,0 +1,151 @@
+"""The receiver account's distributed rate limits, taken through the journal before each request.
+
+Every process that sends to one receiver account (the binding's canonical authority origin and
+its ``remote_principal_id``) shares one journal bucket per request kind and one set of
+active-request slots (:mod:`dpone.contracts.rate`):
+
+* before each submit request (a first attempt, a retry, a same-key replay) a submit turn at
+  ``rate.submit_per_minute`` and one of ``rate.max_active_requests`` slots, in one journal
+  transaction, taken before the attempt's MAY_ATTEMPT marker and its SUBMITTING transaction (a
+  wait never happens in SUBMITTING, and a child stopped here provably sent nothing); the slot is
+  held under the child's mutation lease until its submit ends (the response recorded) or it
+  backs off to send again;
+* before each receipt poll a poll turn at ``rate.poll_per_minute``.
+
+The wait the journal returns is slept on the worker's clock, bounded by the submit budget
+(``retry.submit.budget_s`` of this submit) or by the observation's ``operation_total_s``; a turn
+further away than that is not taken and the submit stops with ``receiver.rate_limited``
+(nothing sent, the child waits for the next run), the observation returns still observing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from typing import Final
+from urllib.parse import urlsplit
+
+from dpone.contracts import DponeError
+from dpone.contracts.journal import ChildOperation, Lease
+from dpone.contracts.plan import RestDeliveryPlan
+from dpone.contracts.profile import SUBMIT_THROTTLE_STATUSES
+from dpone.contracts.rate import ActiveClaim, ActiveSlot, RateKind, RateScope, RateTurnRequest
+from dpone.contracts.transport import Response, TransportOutcome
+from dpone.executor.supervisor._context import RunContext
+from dpone.executor.supervisor._gate import Withheld
+
+SLOT_RETRY_S: Final = (0.02, 0.2)
+"""How long a submit waits, jittered, before asking again while every active-request slot of
+its receiver account is held."""
+_DEFAULT_PORTS: Final = {"https": 443, "http": 80}
+
+
+def rate_scope(plan: RestDeliveryPlan) -> RateScope:
+    """The receiver account the plan sends to: canonical origin (lower-case scheme and host,
+    explicit port) and remote principal."""
+    binding = plan.binding.snapshot
+    parts = urlsplit(binding.authority)
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    port = parts.port or _DEFAULT_PORTS.get(scheme, 0)
+    shown = f"[{host}]" if ":" in host else host
+    return RateScope(authority=f"{scheme}://{shown}:{port}",
+                     principal=binding.remote_principal_id)
+
+
+def rate_limited(operation: ChildOperation, kind: RateKind | None, wait_s: float,
+                 remaining_s: float, scope: RateScope) -> DponeError:
+    """The stop of a submit whose turn (``kind``) or active-request slot (``kind`` None) does
+    not come within its budget: nothing was sent."""
+    limit = (f"{kind}_per_minute" if kind is not None else "max_active_requests")
+    waited = (f"its next submit turn is {wait_s:.1f} s away" if kind is not None
+              else "every active-request slot stayed held")
+    return DponeError(
+        code="receiver.rate_limited", operation_id=operation.operation_id,
+        message=f"the receiver account {scope.authority} ({scope.principal}) is at its shared "
+        f"rate.{limit}: {waited}, beyond the {max(remaining_s, 0.0):.1f} s left of the submit "
+        "budget; nothing was sent and the child waits for the next run",
+        details={"rate_limit": limit, "authority": scope.authority,
+                 "principal": scope.principal, "wait_s": round(wait_s, 3),
+                 "remaining_budget_s": round(max(remaining_s, 0.0), 3)})
+
+
+class SubmitTurns:
+    """The submit turns and active-request slot of one child's submit loop.
+
+    :meth:`take` before each request, :meth:`answered` after it. The slot is tied to the child's
+    mutation lease: the end of the submit (the lease released by the enclosing block, after the
+    response is recorded) frees it with no journal transaction of its own, and a killed process
+    frees it when the lease expires. An outcome the loop may back off from and send again after
+    (a transport failure, a throttle answer) frees it at once."""
+
+    def __init__(self, ctx: RunContext, started: float) -> None:
+        self._ctx = ctx
+        self._started = started
+        self._scope = rate_scope(ctx.plan)
+        self._slot: ActiveSlot | None = None
+        self._rng = random.Random()
+
+    def __enter__(self) -> SubmitTurns:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        """Nothing to do: a slot still held ends with the mutation lease."""
+
+    def _remaining(self) -> float:
+        budget = self._ctx.plan.profile.snapshot.retry.submit.budget_s
+        return budget - (self._ctx.clock.monotonic() - self._started)
+
+    def take(self, operation: ChildOperation, lease: Lease) -> None:
+        """Wait for this account's next submit turn and an active-request slot (held under the
+        child's mutation ``lease``), or raise ``receiver.rate_limited`` past the budget."""
+        ctx = self._ctx
+        profile = ctx.plan.profile.snapshot
+        claim = ActiveClaim(max_active=profile.rate.max_active_requests, holder=ctx.holder,
+                            operation_id=lease.operation_id, lease_token=lease.token,
+                            hold_s=float(profile.timeouts.request_total_s + ctx.leases.ttl_s))
+        while True:
+            remaining = self._remaining()
+            turn = ctx.journal.take_rate_turn(RateTurnRequest(
+                scope=self._scope, kind="submit", per_minute=profile.rate.submit_per_minute,
+                max_wait_s=max(remaining, 0.0), active=claim))
+            if turn.outcome == "granted":
+                self._slot = turn.slot
+                if turn.wait_s > 0:
+                    ctx.clock.sleep(turn.wait_s)
+                return
+            if turn.outcome == "beyond_budget":
+                raise rate_limited(operation, "submit", turn.wait_s, remaining, self._scope)
+            pause = self._rng.uniform(*SLOT_RETRY_S)
+            if pause > remaining:
+                raise rate_limited(operation, None, pause, remaining, self._scope)
+            ctx.clock.sleep(pause)
+
+    def answered(self, outcome: TransportOutcome | Withheld) -> None:
+        """After a request: keep the slot when ``outcome`` is an answer the submit ends with (its
+        record follows, then the lease's release frees it), else free it now."""
+        if isinstance(outcome, Response) and outcome.status not in SUBMIT_THROTTLE_STATUSES:
+            return
+        self.release()
+
+    def release(self) -> None:
+        """Free the held slot now, if any (one that cannot be freed ends with the lease)."""
+        slot, self._slot = self._slot, None
+        if slot is not None:
+            with contextlib.suppress(DponeError):  # the mutation lease's end frees it too
+                self._ctx.journal.release_active_slot(slot)
+
+
+def take_poll_turn(ctx: RunContext, deadline: float) -> bool:
+    """Wait for this account's next poll turn; False (nothing taken) when it comes after the
+    observation's ``deadline`` (the worker's monotonic clock)."""
+    remaining = deadline - ctx.clock.monotonic()
+    turn = ctx.journal.take_rate_turn(RateTurnRequest(
+        scope=rate_scope(ctx.plan), kind="poll",
+        per_minute=ctx.plan.profile.snapshot.rate.poll_per_minute,
+        max_wait_s=max(remaining, 0.0)))
+    if turn.outcome != "granted":
+        return False
+    if turn.wait_s > 0:
+        ctx.clock.sleep(turn.wait_s)
+    return True
