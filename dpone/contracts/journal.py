@@ -18,6 +18,7 @@ from pydantic import Field
 from dpone.contracts._axes import RemoteEffect, StateTuple
 from dpone.contracts._base import Digest, StrictModel
 from dpone.contracts.ports import DeliveryJournalPort, DeliveryJournalView
+from dpone.contracts.rate import RateTurn
 
 __all__ = [  # the journal's ports are declared with every other port in dpone.contracts.ports
     "DeliveryJournalPort",
@@ -292,10 +293,14 @@ class SubmitLease(StrictModel):
     """A mutation lease taken to submit one child, and its next attempt planned in the same
     transaction when the child is due now (a sealed child, a retry whose delay has elapsed by
     the journal clock, a resubmit after a reconciliation); ``attempt`` is None otherwise (the
-    caller waits, then calls ``plan_attempt``)."""
+    caller waits, then calls ``plan_attempt``). With a rate request, the first attempt's submit
+    turn and active-request slot are taken in that transaction too (``turn``)."""
 
     lease: Lease
     attempt: AttemptPlan | None
+    turn: RateTurn | None = None
+    """The receiver account's submit turn taken in the same transaction, when the caller asked
+    for it and the attempt was planned (None: not asked, or no attempt planned)."""
 
 
 class TransitionRequest(StrictModel):

@@ -153,9 +153,12 @@ class DeliveryJournalPort(DeliveryJournalView, Protocol):
         """Append one audit row ``operator_<command>`` (durably, in its own transaction)."""
         ...
 
-    def begin_attempt(self, operation_id: str, holder: str, ttl_seconds: int) -> SubmitLease:
+    def begin_attempt(self, operation_id: str, holder: str, ttl_seconds: int, *,
+                      rate: RateTurnRequest | None = None) -> SubmitLease:
         """``acquire_lease`` of the mutation lease on ``operation_id`` and, when the child is
-        due now, ``plan_attempt`` under it, in one transaction (refused as either refuses)."""
+        due now, ``plan_attempt`` under it, in one transaction (refused as either refuses).
+        With ``rate``, an attempt planned there also takes the request's turn (and its
+        active-request slot, claimed on the lease just taken) as ``take_rate_turn`` would."""
         ...
 
     def plan_attempt(self, operation_id: str, lease: Lease) -> AttemptPlan: ...

@@ -47,7 +47,9 @@ class ActiveClaim(StrictModel):
     max_active: Annotated[int, Field(ge=1, le=MAX_ACTIVE_SLOTS)]
     holder: Annotated[str, Field(min_length=1, max_length=256)]
     operation_id: Annotated[str, Field(min_length=1)]
-    lease_token: Annotated[int, Field(ge=1)]
+    lease_token: Annotated[int, Field(ge=1)] | None = None
+    """The mutation lease's token; None only inside ``begin_attempt``, where the claim is on the
+    lease that same transaction takes."""
     hold_s: Annotated[float, Field(gt=0)]
     """The slot's bound past its turn even while the lease lives (the request's total time
     bound plus a lease's length): a slot never released is free again after it."""

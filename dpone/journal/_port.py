@@ -225,10 +225,11 @@ class JournalBase(ABC):
         return self._run(self._owned(
             [action.operation_id], lambda tx: operator.record(tx, action)), "critical")
 
-    def begin_attempt(self, operation_id: str, holder: str, ttl_seconds: int) -> SubmitLease:
+    def begin_attempt(self, operation_id: str, holder: str, ttl_seconds: int, *,
+                      rate: RateTurnRequest | None = None) -> SubmitLease:
         check_lease_request(operation_id, "mutation", holder, ttl_seconds)
         return self._run(self._owned([operation_id], lambda tx: submit.begin_attempt(
-            tx, operation_id, holder, ttl_seconds)), "write")
+            tx, operation_id, holder, ttl_seconds, rate)), "write")
 
     def plan_attempt(self, operation_id: str, lease: Lease) -> AttemptPlan:
         return self._run(self._owned([operation_id], lambda tx: submit.plan_attempt(

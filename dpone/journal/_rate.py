@@ -47,6 +47,10 @@ def take_turn(tx: UnitOfWork, request: RateTurnRequest) -> RateTurn:
         free = own or [slot for slot in range(1, active.max_active + 1) if slot not in held]
         if not free:
             return RateTurn(outcome="slots_busy", wait_s=wait_s, turn_at=turn_at)
+        if active.lease_token is None:
+            raise DponeError(code="journal.illegal_transition", operation_id=active.operation_id,
+                             message="an active-request slot is claimed under a live mutation "
+                             "lease: name its token")
         claimed = tx.one("claim_active_slot", slot=free[0], holder=active.holder,
                          operation_id=active.operation_id, lease_token=active.lease_token,
                          expires_at=turn_at + dt.timedelta(seconds=active.hold_s), **key)

@@ -140,9 +140,10 @@ class CuttingJournal:
     def renew_lease(self, lease: Lease, ttl_seconds: int) -> Lease:
         return self._write("renew_lease", lambda: self._journal.renew_lease(lease, ttl_seconds))
 
-    def begin_attempt(self, operation_id: str, holder: str, ttl_seconds: int) -> SubmitLease:
+    def begin_attempt(self, operation_id: str, holder: str, ttl_seconds: int, *,
+                      rate: RateTurnRequest | None = None) -> SubmitLease:
         begun = self._write("begin_attempt", lambda: self._journal.begin_attempt(
-            operation_id, holder, ttl_seconds))
+            operation_id, holder, ttl_seconds, rate=rate))
         if begun.attempt is not None:
             self.marker_keys.add(begun.attempt.marker_key)
         return begun

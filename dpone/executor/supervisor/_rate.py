@@ -29,7 +29,14 @@ from dpone.contracts import DponeError
 from dpone.contracts.journal import ChildOperation, Lease
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.profile import SUBMIT_THROTTLE_STATUSES
-from dpone.contracts.rate import ActiveClaim, ActiveSlot, RateKind, RateScope, RateTurnRequest
+from dpone.contracts.rate import (
+    ActiveClaim,
+    ActiveSlot,
+    RateKind,
+    RateScope,
+    RateTurn,
+    RateTurnRequest,
+)
 from dpone.contracts.transport import Response, TransportOutcome
 from dpone.executor.supervisor._context import RunContext
 from dpone.executor.supervisor._gate import Withheld
@@ -84,6 +91,7 @@ class SubmitTurns:
         self._started = started
         self._scope = rate_scope(ctx.plan)
         self._slot: ActiveSlot | None = None
+        self._begun: RateTurn | None = None
         self._rng = random.Random()
 
     def __enter__(self) -> SubmitTurns:
@@ -96,19 +104,33 @@ class SubmitTurns:
         budget = self._ctx.plan.profile.snapshot.retry.submit.budget_s
         return budget - (self._ctx.clock.monotonic() - self._started)
 
+    def request(self, operation_id: str, lease_token: int | None = None) -> RateTurnRequest:
+        """The submit turn and slot of child ``operation_id`` within the budget left; with no
+        ``lease_token`` the slot is claimed on the lease ``begin_attempt`` takes."""
+        ctx = self._ctx
+        profile = ctx.plan.profile.snapshot
+        claim = ActiveClaim(max_active=profile.rate.max_active_requests, holder=ctx.holder,
+                            operation_id=operation_id, lease_token=lease_token,
+                            hold_s=float(profile.timeouts.request_total_s + ctx.leases.ttl_s))
+        return RateTurnRequest(scope=self._scope, kind="submit",
+                               per_minute=profile.rate.submit_per_minute,
+                               max_wait_s=max(self._remaining(), 0.0), active=claim)
+
+    def begun(self, turn: RateTurn | None) -> None:
+        """The turn ``begin_attempt`` took with the lease: the first :meth:`take` uses it when
+        granted (no transaction of its own); otherwise that take asks again."""
+        self._begun = turn
+
     def take(self, operation: ChildOperation, lease: Lease) -> None:
         """Wait for this account's next submit turn and an active-request slot (held under the
         child's mutation ``lease``), or raise ``receiver.rate_limited`` past the budget."""
         ctx = self._ctx
-        profile = ctx.plan.profile.snapshot
-        claim = ActiveClaim(max_active=profile.rate.max_active_requests, holder=ctx.holder,
-                            operation_id=lease.operation_id, lease_token=lease.token,
-                            hold_s=float(profile.timeouts.request_total_s + ctx.leases.ttl_s))
+        begun, self._begun = self._begun, None
         while True:
             remaining = self._remaining()
-            turn = ctx.journal.take_rate_turn(RateTurnRequest(
-                scope=self._scope, kind="submit", per_minute=profile.rate.submit_per_minute,
-                max_wait_s=max(remaining, 0.0), active=claim))
+            turn = begun if begun is not None and begun.outcome == "granted" else \
+                ctx.journal.take_rate_turn(self.request(lease.operation_id, lease.token))
+            begun = None
             if turn.outcome == "granted":
                 self._slot = turn.slot
                 if turn.wait_s > 0:

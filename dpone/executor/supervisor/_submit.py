@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from typing import Final, Literal
 
 from dpone.contracts import ERROR_CATALOG, DponeError, ExitClass, canonical_json, content_digest
-from dpone.contracts.journal import AttemptPlan, ChildOperation, Lease
+from dpone.contracts.journal import AttemptPlan, ChildOperation, Lease, SubmitLease
 from dpone.contracts.profile import SUBMIT_THROTTLE_STATUSES, Extractor, OperationProfile
 from dpone.contracts.sealed import SealedChild
 from dpone.contracts.state import StateName
@@ -140,10 +140,11 @@ def submit(ctx: RunContext, operation: ChildOperation,
     started = ctx.clock.monotonic()
     replay = False
     # The mutation lease, and the first attempt planned in the same transaction when the child
-    # is due now; a later attempt (or one still waiting out its delay) is planned in the loop.
-    begun = ctx.journal.begin_attempt(operation.operation_id, ctx.holder, ctx.leases.ttl_s)
+    # is due now, with its submit turn; a later attempt (or one still waiting out its delay) is
+    # planned in the loop and takes its turn there.
+    begun, turns = _begin(ctx, operation, started)
     planned = begun.attempt
-    with ctx.held(begun.lease) as lease, SubmitTurns(ctx, started) as turns:
+    with ctx.held(begun.lease) as lease, turns:
         while True:
             attempt, planned = planned, None
             if attempt is None:
@@ -199,6 +200,17 @@ def submit(ctx: RunContext, operation: ChildOperation,
             if isinstance(stop, DeliveryBlocked):
                 return stop
             replay = True
+
+
+def _begin(ctx: RunContext, operation: ChildOperation,
+           started: float) -> tuple[SubmitLease, SubmitTurns]:
+    """The mutation lease, the first attempt when due, and that attempt's submit turn: one
+    journal transaction."""
+    turns = SubmitTurns(ctx, started)
+    begun = ctx.journal.begin_attempt(operation.operation_id, ctx.holder, ctx.leases.ttl_s,
+                                      rate=turns.request(operation.operation_id))
+    turns.begun(begun.turn)
+    return begun, turns
 
 
 def _send(ctx: RunContext, operation: ChildOperation, lease: Lease, request: OutboundRequest,

@@ -26,6 +26,7 @@ from typing import Final
 from dpone.contracts._axes import ExecutionState
 from dpone.contracts._errors import DponeError
 from dpone.contracts.journal import AttemptPlan, ChildOperation, Lease, SubmitLease
+from dpone.contracts.rate import RateTurnRequest
 from dpone.contracts.state import Fact, StateContract, StateName, Transition
 from dpone.journal._capacity import reserve
 from dpone.journal._cas import apply_decision, guarded
@@ -37,6 +38,7 @@ from dpone.journal._leases import acquire, check_lease_identity, check_submit_ho
 from dpone.journal._lookup import fence_refusal, require_child, require_parent
 from dpone.journal._marker import check_binding, marker_document, marker_key
 from dpone.journal._models import child_model
+from dpone.journal._rate import take_turn
 from dpone.journal._rows import ChildRow, EnvironmentRow, ParentRow
 from dpone.journal._unit import UnitOfWork
 
@@ -91,10 +93,11 @@ def gate_blocked(operation_id: str) -> DponeError:
                       "mutations and `dpone delivery resume --apply` continues.")
 
 
-def begin_attempt(tx: UnitOfWork, operation_id: str, holder: str,
-                  ttl_seconds: int) -> SubmitLease:
+def begin_attempt(tx: UnitOfWork, operation_id: str, holder: str, ttl_seconds: int,
+                  rate: RateTurnRequest | None = None) -> SubmitLease:
     """Take the mutation lease; plan the next attempt now when the child is due: a first
-    attempt, a resubmit, or a retry whose delay has elapsed by the database clock."""
+    attempt, a resubmit, or a retry whose delay has elapsed by the database clock. With
+    ``rate``, a planned attempt takes its submit turn and slot here too (on the new lease)."""
     current = environment(tx)
     lease = acquire(tx, operation_id, "mutation", holder, ttl_seconds, current.journal_epoch,
                     known=True)
@@ -102,7 +105,20 @@ def begin_attempt(tx: UnitOfWork, operation_id: str, holder: str,
     due = row.state_name in SUBMIT_TRANSITIONS and (
         row.state_name != StateName.RETRY_WAIT or row.next_check_after is None
         or row.next_check_after <= tx.now())
-    return SubmitLease(lease=lease, attempt=_planned(tx, row, lease, current) if due else None)
+    if not due:
+        return SubmitLease(lease=lease, attempt=None)
+    attempt = _planned(tx, row, lease, current)
+    turn = None
+    if rate is not None:
+        active = rate.active
+        if active is not None:
+            if active.operation_id != operation_id or active.holder != holder:
+                raise DponeError(code="journal.illegal_transition", operation_id=operation_id,
+                                 message="a submit turn's slot is claimed for the lease taken")
+            rate = rate.model_copy(update={
+                "active": active.model_copy(update={"lease_token": lease.token})})
+        turn = take_turn(tx, rate)
+    return SubmitLease(lease=lease, attempt=attempt, turn=turn)
 
 
 def plan_attempt(tx: UnitOfWork, operation_id: str, lease: Lease) -> AttemptPlan:

@@ -1,9 +1,9 @@
 """What one synchronous child costs the journal and the artifact store: counted, never timed.
 
-A synchronous child that succeeds takes four journal transactions (each one commit): the
-mutation lease with its first attempt planned, the receiver account's shared submit turn with an
-active-request slot (freed by the lease's release), the critical SUBMITTING transaction, and the
-settling transaction that records the response, verifies its counters under an observation
+A synchronous child that succeeds takes three journal transactions (each one commit): the
+mutation lease with its first attempt planned and the receiver account's shared submit turn with
+an active-request slot (freed by the lease's release), the critical SUBMITTING transaction, and
+the settling transaction that records the response, verifies its counters under an observation
 lease held inside it and releases the mutation lease (and with it the slot). The checkpoint
 frontier is promoted under a checkpoint lease held the same way, once per stride of children and
 when the run ends.
@@ -25,9 +25,9 @@ from dpone.executor.supervisor import DeliveryCompleted, deliver
 from dpone.executor.supervisor._context import PROMOTION_STRIDE
 from support.delivery import FULL, HOLDER, HarnessFactory, no_sleep
 
-TRANSACTIONS_PER_CHILD: Final = {"write": 2, "critical": 2, "read": 0}
-"""Per synchronous child: ``write`` = the mutation lease taken with its attempt planned, and the
-submit turn with its active-request slot; ``critical`` = SUBMITTING, and the response settled
+TRANSACTIONS_PER_CHILD: Final = {"write": 1, "critical": 2, "read": 0}
+"""Per synchronous child: ``write`` = the mutation lease taken with its attempt planned and its
+submit turn with an active-request slot; ``critical`` = SUBMITTING, and the response settled
 with its verification and the lease's release."""
 ADMISSION: Final = Counter({"critical": 1})
 ARTIFACT_WRITES_PER_CHILD: Final = {"markers": 1, "evidence": 1}
@@ -65,7 +65,7 @@ def counting_transactions(journal: DeliveryJournalPort) -> Counter[str]:
     return counted
 
 
-def test_a_sync_child_costs_four_transactions_and_two_artifact_writes(
+def test_a_sync_child_costs_three_transactions_and_two_artifact_writes(
         harness: HarnessFactory, journal: DeliveryJournalPort) -> None:
     h = harness("sync", FULL)
     children = len(h.topology.children)
@@ -82,7 +82,7 @@ def test_a_sync_child_costs_four_transactions_and_two_artifact_writes(
     over = {kind: (transactions[kind], ceiling[kind]) for kind in transactions
             if transactions[kind] > ceiling[kind]}
     assert not over, f"journal transactions (counted, ceiling) above the ceiling: {over}"
-    assert sum(transactions.values()) <= 1 + 4 * children + promotions["critical"]
+    assert sum(transactions.values()) <= 1 + 3 * children + promotions["critical"]
     assert store.writes == Counter({prefix: n * children
                                     for prefix, n in ARTIFACT_WRITES_PER_CHILD.items()})
     assert h.ledger()["rows_total"] == h.topology.total_rows

@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from dpone.contracts import DponeError
 from dpone.contracts.journal import DeliveryJournalPort, Lease
 from dpone.contracts.rate import ActiveClaim, RateScope, RateTurn, RateTurnRequest
 from support.journal import admission
@@ -111,3 +112,38 @@ def test_a_child_taking_a_turn_again_keeps_its_own_slot(journal: DeliveryJournal
     assert held.slot is not None and again.slot is not None
     assert again.slot.slot == held.slot.slot and again.slot.token == held.slot.token + 1
     assert _turn(journal, lease=second, max_active=2, per_minute=60_000).outcome == "granted"
+
+
+def _begin_request(operation_id: str, holder: str) -> RateTurnRequest:
+    return RateTurnRequest(scope=SCOPE, kind="submit", per_minute=PER_MINUTE, max_wait_s=600.0,
+                           active=ActiveClaim(max_active=1, holder=holder,
+                                              operation_id=operation_id, hold_s=HOLD_S))
+
+
+def test_begin_attempt_takes_the_first_turn_and_slot_on_the_lease_it_takes(
+        journal: DeliveryJournalPort) -> None:
+    """The first attempt's turn rides in the transaction that takes the mutation lease: the slot
+    is claimed on that lease, and is freed when it is released."""
+    children = journal.admit_parent(admission([(0, 1), (1, 2)])).parent.children
+    first, second = (child.operation_id for child in children)
+    begun = journal.begin_attempt(first, "worker-1", 60, rate=_begin_request(first, "worker-1"))
+    assert begun.attempt is not None and begun.turn is not None
+    assert begun.turn.outcome == "granted" and begun.turn.slot is not None
+    other = journal.begin_attempt(second, "worker-2", 60,
+                                  rate=_begin_request(second, "worker-2"))
+    assert other.turn is not None and other.turn.outcome == "slots_busy"  # max_active 1
+    journal.release_lease(begun.lease)  # the slot goes with its lease
+    again = _turn(journal, lease=other.lease)
+    assert again.outcome == "granted"
+
+
+def test_begin_attempt_refuses_a_slot_claimed_for_another_holder(
+        journal: DeliveryJournalPort) -> None:
+    operation_id = journal.admit_parent(admission([(0, 1)])).parent.children[0].operation_id
+    with pytest.raises(DponeError) as refused:
+        journal.begin_attempt(operation_id, "worker-1", 60,
+                              rate=_begin_request(operation_id, "worker-2"))
+    assert refused.value.code == "journal.illegal_transition"
+    # Nothing was kept: the lease is free and the turn untaken.
+    assert journal.acquire_lease(operation_id, "mutation", "worker-3", 60).holder == "worker-3"
+    assert _turn(journal).wait_s == pytest.approx(0.0, abs=0.5)
