@@ -245,6 +245,21 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
         "comes from libpq (PGPASSWORD or ~/.pgpass), never from a control-plane file."),
     _ce("environment.locator_conflict", "Drop the option: the environment file names where its "
         "journal and artifacts live, or fix the file."),
+    _ce("binding.unknown_policy", "Name a TLS / network policy the binding's environment "
+        "defines (tls_policies, network_policies in environments/<id>.yaml)."),
+    _ce("binding.authority_forbidden", "Point the binding at an address its network policy "
+        "allows, or name a network policy that allows it."),
+    _ce("environment.insecure_policy", "A production environment's TLS policies require https "
+        "(require_https: true, the default)."),
+    _ce("network.address_forbidden", "The receiver's name resolved to an address the binding's "
+        "network policy does not allow; nothing was sent. Fix the DNS record or the policy, then "
+        "resume the delivery (the child keeps its delivery key).", exit_class=3),
+    _ce("network.dns_rebinding", "The receiver's name resolved to an address outside the "
+        "answers this run pinned; nothing was sent to it. Check the DNS records, then resume the "
+        "delivery in a new run (the child keeps its delivery key).", exit_class=3),
+    _ce("tls.policy_unavailable", "Provide the CA bundle the binding's TLS policy names "
+        "(ca_bundle_ref file:/path, readable PEM) on the machine that runs the delivery.",
+        exit_class=3),
 )
 
 ERROR_CATALOG: dict[str, ErrorSpec] = {spec.code: spec for spec in REST_DELIVERY_ERRORS + COMPILE_ERRORS}
