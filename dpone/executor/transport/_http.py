@@ -105,11 +105,11 @@ class HttpTransport:
             if proxy is not None:
                 raise ValueError("a network policy names the proxy; pass no proxy argument")
             self._guard = NetworkGuard(network_policy, binding.network_policy_ref, resolver)
-            proxy = network_policy.proxy
-            if transport is None:
-                transport = GuardedTransport(self._guard, context, proxy=proxy,
+            if transport is None:  # the guarded pool holds the policy's proxy, httpx none
+                transport = GuardedTransport(self._guard, context, proxy=network_policy.proxy,
                                              max_connections=max_connections)
-        self._resolve_authority = self._guard is not None and proxy is None
+        self._resolve_authority = self._guard is not None and (
+            network_policy is None or network_policy.proxy is None)
         self._timeouts = timeouts or TransportTimeouts()
         self._max_response_bytes = max_response_bytes
         self._allowed_headers = DEFAULT_RESPONSE_HEADERS | {h.lower() for h in response_headers}
