@@ -42,6 +42,7 @@ from dpone.executor.transport._auth import (
     TokenGrant,
     build_auth,
 )
+from dpone.executor.transport._location import origin_of
 from dpone.executor.transport._model import DEFAULT_RESPONSE_HEADERS, TransportTimeouts
 from dpone.executor.transport._network import (
     GuardedTransport,
@@ -96,6 +97,7 @@ class HttpTransport:
                  cut: CutHook | None = None) -> None:
         self._cut = cut
         self._base = _authority(binding.authority)
+        self._origin = origin_of(self._base.scheme, self._base.host, self._base.port)
         if tls_policy is not None and tls_policy.require_https and self._base.scheme != "https":
             raise DponeError(code="binding.insecure_authority",
                              message=f"TLS policy {binding.tls_policy_ref!r} requires https")
@@ -228,7 +230,7 @@ class HttpTransport:
             value = ", ".join(values)
             if values and len(value.encode()) <= MAX_HEADER_VALUE_BYTES:
                 kept[name] = value
-        return Response(status=status, headers=kept, body=bytes(body))
+        return Response(status=status, headers=kept, body=bytes(body), origin=self._origin)
 
     def _timeout(self, remaining: float) -> httpx.Timeout:
         t = self._timeouts
