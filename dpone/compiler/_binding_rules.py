@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Mapping
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from dpone.compiler._yaml import LoadedDocument
 from dpone.contracts import DponeError, Location
-from dpone.contracts.binding import ConnectionBinding, Environment
+from dpone.contracts.binding import (
+    ConnectionBinding,
+    Environment,
+    EnvironmentDocument,
+    NetworkPolicy,
+    TlsPolicy,
+    address_allowed,
+)
 
 _LOOPBACK_NAMES = {"localhost"}
 
@@ -81,3 +90,68 @@ def _insecure(host: str, netloc: str, environment_id: str, tier: str,
         f"environment (environment {environment_id!r} is {tier})",
         location=where,
         hint=f"Use https://; a {tier} environment never sends over plain http.")
+
+
+def binding_policies(binding: ConnectionBinding, environment: EnvironmentDocument,
+                     bdoc: LoadedDocument, edoc: LoadedDocument,
+                     ) -> tuple[TlsPolicy, NetworkPolicy]:
+    """The TLS and network policies the binding names, as its environment defines them.
+
+    Refused at compile time: a ref the environment does not define (``binding.unknown_policy``),
+    a production environment whose policy lets a binding use plain http
+    (``environment.insecure_policy``), an http authority under a policy that requires https
+    (``binding.insecure_authority``), and an IP-literal authority the network policy does not
+    allow (``binding.authority_forbidden``).
+    """
+    tls = _defined(environment.tls_policies, binding.tls_policy_ref, "tls_policy_ref",
+                   "tls_policies", environment.id, bdoc)
+    network = _defined(environment.network_policies, binding.network_policy_ref,
+                       "network_policy_ref", "network_policies", environment.id, bdoc)
+    if environment.tier == "production" and not tls.require_https:
+        raise DponeError(
+            code="environment.insecure_policy",
+            message=f"TLS policy {binding.tls_policy_ref!r} of production environment "
+                    f"{environment.id!r} allows plain http",
+            location=edoc.locate(("tls_policies", binding.tls_policy_ref, "require_https")),
+            hint="A production environment sends only over verified https: set "
+                 "require_https: true (the default).")
+    parts = urlsplit(binding.authority)
+    if tls.require_https and parts.scheme.lower() != "https":
+        raise DponeError(
+            code="binding.insecure_authority",
+            message=f"TLS policy {binding.tls_policy_ref!r} requires https, the authority is "
+                    f"{parts.scheme.lower()}://",
+            location=bdoc.locate(("authority",)), hint=f"Use https://{parts.netloc}.")
+    host = (parts.hostname or "").lower()
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return tls, network  # a name: its answers are checked when it is resolved
+    if not address_allowed(address, network):
+        raise DponeError(
+            code="binding.authority_forbidden",
+            message=f"authority address {host} is outside network policy "
+                    f"{binding.network_policy_ref!r} (allow {list(network.allow)}, deny "
+                    f"{list(network.deny)})",
+            location=bdoc.locate(("authority",)),
+            hint="Point the binding at an address the network policy allows, or name a "
+                 "network policy that allows it.")
+    return tls, network
+
+
+_Policy = TypeVar("_Policy", TlsPolicy, NetworkPolicy)
+
+
+def _defined(policies: Mapping[str, _Policy], ref: str, field: str, block: str,
+             environment_id: str, bdoc: LoadedDocument) -> _Policy:
+    policy = policies.get(ref)
+    if policy is not None:
+        return policy
+    known = ", ".join(sorted(policies)) or "none"
+    raise DponeError(
+        code="binding.unknown_policy",
+        message=f"{field} {ref!r} is not defined by environment {environment_id!r} "
+                f"({block}: {known})",
+        location=bdoc.locate((field,)),
+        hint=f"Name one of the environment's {block}, or have the platform define {ref!r} "
+             f"under {block} in environments/{environment_id}.yaml.")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dpone.compiler._binding_rules import check_binding
+from dpone.compiler._binding_rules import binding_policies, check_binding
 from dpone.compiler._digests import (
     binding_digest,
     conflict_domain,
@@ -193,6 +193,7 @@ def compile_workload(workload_path: Path, registry_root: Path, *,
     check_control_plane(environment_file, edoc)
     environment = environment_file.identity()
     check_binding(binding, environment, bdoc)
+    tls_policy, network_policy = binding_policies(binding, environment_file, bdoc, edoc)
 
     mdoc = _load_checked(registry, "mappings", sink.payload.mapping_ref, wdoc,
                          ("sink", "payload", "mapping_ref"), "payload mapping", check_raw_mapping)
@@ -217,7 +218,8 @@ def compile_workload(workload_path: Path, registry_root: Path, *,
                                 snapshot=profile),
         binding=ResolvedBinding(ref=binding.id,
                                 receiver_binding_semantics_digest=binding_digest(binding),
-                                snapshot=binding),
+                                snapshot=binding, tls_policy=tls_policy,
+                                network_policy=network_policy),
         mapping=mapping,
         mapping_digest=content_digest(canonical_json(mapping.model_dump(mode="json", by_alias=True))),
         source=source,

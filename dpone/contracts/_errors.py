@@ -285,6 +285,21 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
         "observability.max_observations times without a terminal answer: nothing more is "
         "polled or sent; inspect the receiver's job, then query it by delivery key or reconcile "
         "the child.", exit_class=4, retry=_R.RECONCILIATION_ONLY),
+    _ce("binding.unknown_policy", "Name a TLS / network policy the binding's environment "
+        "defines (tls_policies, network_policies in environments/<id>.yaml)."),
+    _ce("binding.authority_forbidden", "Point the binding at an address its network policy "
+        "allows, or name a network policy that allows it."),
+    _ce("environment.insecure_policy", "A production environment's TLS policies require https "
+        "(require_https: true, the default)."),
+    _ce("network.address_forbidden", "The receiver's name resolved to an address the binding's "
+        "network policy does not allow; nothing was sent. Fix the DNS record or the policy, then "
+        "resume the delivery (the child keeps its delivery key).", exit_class=3),
+    _ce("network.dns_rebinding", "The receiver's name resolved to an address outside the "
+        "answers this run pinned; nothing was sent to it. Check the DNS records, then resume the "
+        "delivery in a new run (the child keeps its delivery key).", exit_class=3),
+    _ce("tls.policy_unavailable", "Provide the CA bundle the binding's TLS policy names "
+        "(ca_bundle_ref file:/path, readable PEM) on the machine that runs the delivery.",
+        exit_class=3),
 )
 
 ERROR_CATALOG: dict[str, ErrorSpec] = {spec.code: spec for spec in REST_DELIVERY_ERRORS + COMPILE_ERRORS}

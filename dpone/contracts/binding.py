@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import ipaddress
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from dpone.contracts._base import Name, StrictModel
 
@@ -76,6 +78,82 @@ class LeasePolicy(StrictModel):
         return float(self.heartbeat_s) if self.heartbeat_s is not None else self.ttl_s / 3
 
 
+def _cidr(value: str) -> str:
+    """A CIDR in canonical form (``10.0.0.0/8``); host bits set are refused."""
+    try:
+        return str(ipaddress.ip_network(value, strict=True))
+    except ValueError as exc:
+        raise ValueError(f"{value!r} is not a CIDR network ({exc})") from None
+
+
+def _proxy_url(value: str) -> str:
+    try:
+        parts = urlsplit(value)
+        port = parts.port
+    except ValueError as exc:
+        raise ValueError(f"proxy {value!r} is not a URL: {exc}") from None
+    if (parts.scheme not in ("http", "https") or not parts.hostname or port is None
+            or parts.username is not None or parts.password is not None
+            or parts.path not in ("", "/") or parts.query or parts.fragment):
+        raise ValueError("a proxy is http(s)://host:port only, without userinfo, path, query "
+                         "or fragment (proxy credentials are never written in a policy)")
+    return value
+
+
+Cidr = Annotated[str, AfterValidator(_cidr)]
+ProxyUrl = Annotated[str, Field(max_length=512), AfterValidator(_proxy_url)]
+CaBundleRef = Annotated[str, Field(pattern=r"^file:/[^\s]{1,1023}$")]
+
+
+class TlsPolicy(StrictModel):
+    """A platform-owned TLS policy, named by a binding's ``tls_policy_ref``.
+
+    ``require_https`` refuses a plain-http authority (a production environment accepts only
+    policies that require it); ``min_version`` is the lowest TLS version offered (never below
+    1.2); ``ca_bundle_ref`` (``file:/path`` on the executing machine) replaces the public roots
+    (certifi) as the only trusted CAs. Certificates and host names are always verified.
+    """
+
+    require_https: bool = True
+    min_version: Literal["1.2", "1.3"] = "1.2"
+    ca_bundle_ref: CaBundleRef | None = None
+
+
+class NetworkPolicy(StrictModel):
+    """A platform-owned egress policy, named by a binding's ``network_policy_ref``.
+
+    Every address the receiver's name resolves to must lie in an ``allow`` network and in no
+    ``deny`` network (deny wins); unspecified, multicast and reserved addresses are never
+    allowed. ``proxy`` is the only proxy a transport uses (environment variables such as
+    HTTPS_PROXY are ignored); with a proxy, the proxy resolves the receiver's name and its own
+    address is the one checked here.
+    """
+
+    allow: Annotated[tuple[Cidr, ...], Field(min_length=1)]
+    deny: tuple[Cidr, ...] = ()
+    proxy: ProxyUrl | None = None
+
+
+IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def address_allowed(address: IpAddress, policy: NetworkPolicy) -> bool:
+    """True when ``policy`` lets a connection go to ``address``.
+
+    An IPv4-mapped IPv6 address is judged as the IPv4 address it carries; unspecified,
+    multicast and reserved IPv4 addresses (broadcast included) are never allowed; a ``deny``
+    network wins over an ``allow`` network.
+    """
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    if address.is_unspecified or address.is_multicast or (
+            isinstance(address, ipaddress.IPv4Address) and address.is_reserved):
+        return False
+    if any(address in ipaddress.ip_network(net) for net in policy.deny):
+        return False
+    return any(address in ipaddress.ip_network(net) for net in policy.allow)
+
+
 class EnvironmentDocument(Environment):
     """The environment file: the compiled identity (:class:`Environment`, the plan's snapshot)
     plus the control plane that is never part of a plan: where its journal and artifacts live
@@ -83,11 +161,18 @@ class EnvironmentDocument(Environment):
 
     control_plane: ControlPlane | None = None
     leases: LeasePolicy = LeasePolicy()
+    tls_policies: dict[Identifier, TlsPolicy] = {}
+    """The TLS policies bindings of this environment may name (``tls_policy_ref``)."""
+    network_policies: dict[Identifier, NetworkPolicy] = {}
+    """The egress policies bindings of this environment may name (``network_policy_ref``)."""
 
     def identity(self) -> Environment:
-        """The part a plan compiles in (moving a journal or tuning leases changes no plan)."""
+        """The part a plan compiles in (moving a journal or tuning leases changes no plan; the
+        policy a binding names is compiled into the plan with the binding)."""
         return Environment.model_validate(
-            self.model_dump(mode="json", by_alias=True, exclude={"control_plane", "leases"}))
+            self.model_dump(mode="json", by_alias=True,
+                            exclude={"control_plane", "leases", "tls_policies",
+                                     "network_policies"}))
 
 
 class RemoteIdentity(StrictModel):

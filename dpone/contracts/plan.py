@@ -7,7 +7,7 @@ from typing import Annotated, Final, Literal
 from pydantic import Field, model_validator
 
 from dpone.contracts._base import Digest, Name, StrictModel
-from dpone.contracts.binding import ConnectionBinding, Environment
+from dpone.contracts.binding import ConnectionBinding, Environment, NetworkPolicy, TlsPolicy
 from dpone.contracts.mapping import PayloadMapping
 from dpone.contracts.profile import Limits, OperationProfile
 from dpone.contracts.workload import Workload
@@ -29,9 +29,16 @@ class ResolvedProfile(StrictModel):
 
 
 class ResolvedBinding(StrictModel):
+    """The binding and the platform policies its ``tls_policy_ref`` / ``network_policy_ref``
+    name, as the environment defined them when the plan was compiled (a plan compiled before
+    policies existed has none: its transport verifies TLS 1.2+ against the public roots and
+    pins DNS answers without an address allowlist)."""
+
     ref: Name
     receiver_binding_semantics_digest: Digest
     snapshot: ConnectionBinding
+    tls_policy: TlsPolicy | None = None
+    network_policy: NetworkPolicy | None = None
 
 
 class ResolvedEnvironment(StrictModel):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from dpone.contracts._base import Name, StrictModel
 
@@ -26,6 +26,21 @@ SUBMIT_THROTTLE_STATUSES: frozenset[int] = frozenset({408, 425, 429, 500, 502, 5
 """Submit answers that ask for a later attempt: replayed only under a certified fence."""
 
 
+class ReceiptLocation(StrictModel):
+    """A receipt carried by a ``Location`` / ``Operation-Location`` header, read as a path.
+
+    The transport canonicalizes an absolute location of the binding's own origin (scheme,
+    host, port) to its relative path; an absolute location of any other origin, userinfo,
+    a query, a fragment, a backslash or a path outside ``path_prefix`` is refused (the receipt
+    is absent: the effect stays UNKNOWN and nothing is polled). The receipt value is the one
+    segment after ``path_prefix`` (unreserved characters only, never ``.`` or ``..``), which
+    the poll path renders back under the binding's authority.
+    """
+
+    path_prefix: Annotated[str, Field(pattern=r"^/(?:[A-Za-z0-9_~-][A-Za-z0-9._~-]*/)*$",
+                                      max_length=512)]
+
+
 class Extractor(StrictModel):
     """A typed receipt/state extractor: an RFC 6901 pointer into the JSON body, or a header."""
 
@@ -33,12 +48,25 @@ class Extractor(StrictModel):
     header: HeaderName | None = None
     required: bool = True
     type: Literal["string", "integer"] = "string"
+    location: ReceiptLocation | None = None
+    """Read the header as a receipt location (see :class:`ReceiptLocation`)."""
 
     @model_validator(mode="after")
     def _exactly_one_source(self) -> Extractor:
         if (self.body_json_pointer is None) == (self.header is None):
             raise ValueError("give exactly one of 'body_json_pointer' or 'header'")
+        if self.location is not None and (self.header is None or self.type != "string"):
+            raise ValueError("'location' reads a string header only")
         return self
+
+    @model_serializer(mode="wrap")
+    def _without_absent_location(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """An extractor without ``location`` dumps as it did before the field existed, so the
+        digests of every profile that does not use it are unchanged."""
+        dumped = handler(self)
+        if isinstance(dumped, dict) and dumped.get("location") is None:
+            dumped.pop("location", None)
+        return dumped
 
 
 class PayloadFormat(StrictModel):

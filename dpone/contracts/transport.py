@@ -79,11 +79,15 @@ class ReplayableBody:
 
 @dataclass(frozen=True, slots=True)
 class Response:
-    """The receiver answered: status, allowlisted headers (lower-case names), bounded body."""
+    """The receiver answered: status, allowlisted headers (lower-case names), bounded body.
+
+    ``origin`` is the ``scheme://host:port`` the transport sent to (the binding's authority):
+    an absolute receipt location is accepted only when it names exactly this origin."""
 
     status: int
     headers: Mapping[str, str]
     body: bytes
+    origin: str | None = None
     tag: Literal["response"] = field(default="response", init=False)
 
     def __post_init__(self) -> None:

@@ -3,10 +3,13 @@
 The JSON body is parsed only within the profile's :class:`ResponseBounds`: at most
 ``max_body_bytes``, nesting depth ``max_depth`` (checked by a scan *before* parsing, so a deep
 document cannot exhaust the parser's stack), ``max_fields`` object members plus array elements,
-and ``max_string_bytes`` UTF-8 bytes per key or string. Duplicate object keys, NaN/Infinity and
-non-UTF-8 bodies are refused, as is any ``Content-Encoding`` other than identity. Every refusal
-is an :class:`ExtractionError` (``REST_DELIVERY_PROTOCOL_UNKNOWN``) whose ``reason`` says which
-bound or rule; messages name extractors and pointers, never response content.
+and ``max_string_bytes`` UTF-8 bytes per key or string. A header extractor with a ``location`` rule
+takes only the one segment below its ``path_prefix`` of a relative location, or of an absolute
+location of exactly the origin the transport sent to (``Response.origin``); any other location is
+refused (``location_refused``), so a receipt never names another origin. Duplicate object keys,
+NaN/Infinity and non-UTF-8 bodies are refused, as is any ``Content-Encoding`` other than
+identity. Every refusal is an :class:`ExtractionError` (``REST_DELIVERY_PROTOCOL_UNKNOWN``) whose
+``reason`` says which bound or rule; messages name extractors and pointers, never response content.
 
 Types: ``string`` takes a JSON string (or a JSON integer, rendered in base 10); ``integer``
 takes a JSON integer (never a boolean or a float). Header extractors read the allowlisted
@@ -26,6 +29,7 @@ from typing import Any, Final
 from dpone.contracts import DponeError
 from dpone.contracts.profile import Extractor, ResponseBounds
 from dpone.contracts.transport import Response
+from dpone.executor.transport._location import location_receipt
 from dpone.grammar import MISSING, parse_pointer
 
 _TOKENS: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
@@ -43,6 +47,7 @@ class ExtractionFailure(enum.StrEnum):
     UNSUPPORTED_ENCODING = "unsupported_encoding"
     MISSING = "missing"
     WRONG_TYPE = "wrong_type"
+    LOCATION_REFUSED = "location_refused"
 
 
 @dataclass(eq=False, kw_only=True)
@@ -74,6 +79,14 @@ def extract(extractors: Mapping[str, Extractor], response: Response,
                     raise _refuse(ExtractionFailure.WRONG_TYPE,
                                   f"{name}: {source} is not an integer", field=name)
                 raw = int(raw.strip())
+            if extractor.location is not None and isinstance(raw, str):
+                segment = location_receipt(raw, extractor.location.path_prefix,
+                                           response.origin)
+                if segment is None:
+                    raise _refuse(ExtractionFailure.LOCATION_REFUSED,
+                                  f"{name}: {source} is not a location of the binding's origin "
+                                  f"under {extractor.location.path_prefix}", field=name)
+                raw = segment
         else:
             pointer = parse_pointer(extractor.body_json_pointer or "")
             source = f"body pointer {pointer.source or '(root)'}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dpone.contracts.binding import NetworkPolicy
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import CredentialResolver
 from dpone.contracts.profile import Extractor, KeyEcho, OperationProfile
@@ -10,6 +11,11 @@ from dpone.executor.cuts import CutHook
 from dpone.executor.transport._credentials import EnvironmentCredentialResolver
 from dpone.executor.transport._http import HttpTransport
 from dpone.executor.transport._model import TransportTimeouts
+from dpone.executor.transport._network import Resolver, system_resolver
+
+LEGACY_NETWORK_POLICY = NetworkPolicy(allow=("0.0.0.0/0", "::/0"))
+"""The network policy of a plan compiled before bindings named resolved policies: any
+routable address, each name's answers still pinned for the run (a rebinding is refused)."""
 
 
 def extracted_headers(profile: OperationProfile) -> frozenset[str]:
@@ -28,12 +34,15 @@ def extracted_headers(profile: OperationProfile) -> frozenset[str]:
 
 def transport_for(plan: RestDeliveryPlan, credential: Credential | None = None, *,
                   credentials: CredentialResolver | None = None,
-                  cut: CutHook | None = None) -> HttpTransport:
+                  cut: CutHook | None = None,
+                  dns: Resolver = system_resolver) -> HttpTransport:
     """An :class:`HttpTransport` for ``plan``'s binding under its profile's timeouts and bounds.
 
     Unless ``credential`` is given, the binding's ``credential_ref`` is resolved through the
     ``credentials`` port (by default this process's environment and files). ``cut`` is the
-    process-cut hook of a fault test (:mod:`dpone.executor.cuts`), None otherwise.
+    process-cut hook of a fault test (:mod:`dpone.executor.cuts`), None otherwise. The TLS and
+    network policies are the ones the plan carries for the binding (never the environment's
+    proxy variables); ``dns`` replaces the system resolver (tests).
     """
     binding = plan.binding.snapshot
     profile = plan.profile.snapshot
@@ -43,4 +52,7 @@ def transport_for(plan: RestDeliveryPlan, credential: Credential | None = None, 
                          timeouts=TransportTimeouts.from_profile(profile.timeouts, tls=tls),
                          max_response_bytes=profile.observability.response_bounds.max_body_bytes,
                          max_connections=profile.rate.max_active_requests,
-                         response_headers=extracted_headers(profile), cut=cut)
+                         response_headers=extracted_headers(profile), cut=cut,
+                         tls_policy=plan.binding.tls_policy,
+                         network_policy=plan.binding.network_policy or LEGACY_NETWORK_POLICY,
+                         resolver=dns)

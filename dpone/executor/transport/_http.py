@@ -1,10 +1,13 @@
 """``HttpTransport``: one isolated httpx client per connection binding.
 
 The client never follows redirects (a 3xx is a response to classify; its Location is never
-contacted), ignores proxy/TLS environment variables (a proxy comes only from the explicit
-``proxy`` argument), verifies TLS (certifi, or the given CA bundle; TLS 1.2+), presents the
-mTLS client certificate when the binding says so, and asks for ``identity`` encoding so the
-byte bound applies to what is actually read. Every socket operation is bounded by the timeout
+contacted), ignores proxy/TLS environment variables (a proxy comes only from the binding's
+network policy, or the explicit ``proxy`` argument without one), verifies TLS under the
+binding's TLS policy (certifi or the policy's CA bundle; TLS 1.2+ or the policy's minimum),
+presents the mTLS client certificate when the binding says so, and asks for ``identity``
+encoding so the byte bound applies to what is actually read. Under a network policy the
+receiver's name is resolved once per request and checked (:mod:`._network`) before any byte,
+and the sockets go only to the checked addresses. Every socket operation is bounded by the timeout
 vector; the total deadline clips each operation's timeout to the time left when the request
 starts and is checked between body chunks in both directions.
 """
@@ -12,18 +15,16 @@ starts and is checked between body chunks in both directions.
 from __future__ import annotations
 
 import dataclasses
-import ssl
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-import certifi
 import httpx
 
 from dpone import __version__
 from dpone.contracts import DponeError
-from dpone.contracts.binding import ConnectionBinding
+from dpone.contracts.binding import ConnectionBinding, NetworkPolicy, TlsPolicy
 from dpone.contracts.secret import Credential
 from dpone.contracts.transport import (
     Failure,
@@ -41,11 +42,21 @@ from dpone.executor.transport._auth import (
     TokenGrant,
     build_auth,
 )
+from dpone.executor.transport._location import origin_of
 from dpone.executor.transport._model import DEFAULT_RESPONSE_HEADERS, TransportTimeouts
+from dpone.executor.transport._network import (
+    GuardedTransport,
+    NameUnresolved,
+    NetworkGuard,
+    Resolver,
+    system_resolver,
+)
 from dpone.executor.transport._oauth import CredentialFetchFailed, fetch_client_credentials
 from dpone.executor.transport._phases import classify, redact
+from dpone.executor.transport._tls import ssl_context
 
 MAX_HEADER_VALUE_BYTES: Final = 8_192
+_DEFAULT_PORT: Final = {"http": 80, "https": 443}
 _BODYLESS: Final = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
 
 
@@ -60,8 +71,13 @@ class _BodySourceFailed(Exception):
 class HttpTransport:
     """Implements :class:`RestTransportPort` for one binding. Thread-safe; close when done.
 
-    ``transport`` replaces the network (``httpx.MockTransport`` in unit tests); ``clock`` is a
-    monotonic clock in seconds. ``cut`` (tests only, see :mod:`dpone.executor.cuts`) is told
+    ``tls_policy`` and ``network_policy`` are the platform policies the binding names (the
+    plan carries them; see :func:`transport_for`): without a TLS policy TLS 1.2+ is verified
+    against certifi or ``ca_bundle``; without a network policy nothing checks or pins the
+    receiver's addresses and ``proxy`` (default none) is the proxy. ``resolver`` replaces the
+    system resolver under a network policy (tests). ``transport`` replaces the network
+    (``httpx.MockTransport`` in unit tests); ``clock`` is a monotonic clock in seconds.
+    ``cut`` (tests only, see :mod:`dpone.executor.cuts`) is told
     ``before:send``, ``after:send`` once the last body byte was handed to the socket, and
     ``after:response`` once a response was read; None (the default) costs nothing.
     """
@@ -72,12 +88,30 @@ class HttpTransport:
                  response_headers: Iterable[str] = (),
                  proxy: str | None = None,
                  ca_bundle: str | Path | None = None,
+                 tls_policy: TlsPolicy | None = None,
+                 network_policy: NetworkPolicy | None = None,
+                 resolver: Resolver = system_resolver,
                  max_connections: int = 8,
                  clock: Callable[[], float] = time.monotonic,
                  transport: httpx.BaseTransport | None = None,
                  cut: CutHook | None = None) -> None:
         self._cut = cut
         self._base = _authority(binding.authority)
+        self._origin = origin_of(self._base.scheme, self._base.host, self._base.port)
+        if tls_policy is not None and tls_policy.require_https and self._base.scheme != "https":
+            raise DponeError(code="binding.insecure_authority",
+                             message=f"TLS policy {binding.tls_policy_ref!r} requires https")
+        context = ssl_context(tls_policy or TlsPolicy(), credential, ca_bundle)
+        self._guard: NetworkGuard | None = None
+        if network_policy is not None:
+            if proxy is not None:
+                raise ValueError("a network policy names the proxy; pass no proxy argument")
+            self._guard = NetworkGuard(network_policy, binding.network_policy_ref, resolver)
+            if transport is None:  # the guarded pool holds the policy's proxy, httpx none
+                transport = GuardedTransport(self._guard, context, proxy=network_policy.proxy,
+                                             max_connections=max_connections)
+        self._resolve_authority = self._guard is not None and (
+            network_policy is None or network_policy.proxy is None)
         self._timeouts = timeouts or TransportTimeouts()
         self._max_response_bytes = max_response_bytes
         self._allowed_headers = DEFAULT_RESPONSE_HEADERS | {h.lower() for h in response_headers}
@@ -86,7 +120,7 @@ class HttpTransport:
         self._client = httpx.Client(
             base_url=self._base, timeout=self._timeout(self._timeouts.total),
             follow_redirects=False, trust_env=False, proxy=proxy,
-            verify=_ssl_context(ca_bundle, credential),
+            verify=context,
             limits=httpx.Limits(max_connections=max_connections,
                                 max_keepalive_connections=max_connections),
             headers={"User-Agent": f"dpone/{__version__}", "Accept-Encoding": "identity"},
@@ -118,6 +152,13 @@ class HttpTransport:
         url = self._url(request.path)
         headers = self._headers(request)
         deadline = self._clock() + self._timeouts.total
+        if self._guard is not None and self._resolve_authority:
+            try:  # once per request; the sockets of this request go to these addresses only
+                self._guard.resolve(self._base.host, self._base.port or _DEFAULT_PORT[
+                    self._base.scheme])
+            except NameUnresolved as exc:
+                return Failure(phase=TransportPhase.NOT_STARTED, kind=FailureKind.DNS,
+                               detail=str(exc), cause=exc)
         replayable = not isinstance(request.body, Iterator)
         refreshable = isinstance(self._auth, OAuth2ClientCredentialsAuth) and replayable
         outcome = self._exchange(request, url, headers, deadline)
@@ -189,7 +230,7 @@ class HttpTransport:
             value = ", ".join(values)
             if values and len(value.encode()) <= MAX_HEADER_VALUE_BYTES:
                 kept[name] = value
-        return Response(status=status, headers=kept, body=bytes(body))
+        return Response(status=status, headers=kept, body=bytes(body), origin=self._origin)
 
     def _timeout(self, remaining: float) -> httpx.Timeout:
         t = self._timeouts
@@ -304,25 +345,6 @@ def _authority(authority: str) -> httpx.URL:
         raise DponeError(code="binding.invalid_authority",
                          message="the binding authority must be http(s)://host[:port]")
     return url.copy_with(raw_path=b"/")
-
-
-def _ssl_context(ca_bundle: str | Path | None, credential: Credential) -> ssl.SSLContext:
-    try:
-        context = ssl.create_default_context(cafile=str(ca_bundle) if ca_bundle
-                                             else certifi.where())
-    except (OSError, ssl.SSLError):
-        raise DponeError(code="credential.unavailable",
-                         message="the TLS CA bundle cannot be loaded") from None
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    if credential.provider == "mtls":
-        key = credential.secret("key_file").reveal() if "key_file" in credential.field_names \
-            else None
-        try:
-            context.load_cert_chain(credential.secret("cert_file").reveal(), key)
-        except (OSError, ssl.SSLError):
-            raise DponeError(code="credential.unavailable",
-                             message="the mTLS client certificate or key cannot be loaded") from None
-    return context
 
 
 if TYPE_CHECKING:
