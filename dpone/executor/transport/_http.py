@@ -106,7 +106,8 @@ class HttpTransport:
         if network_policy is not None:
             if proxy is not None:
                 raise ValueError("a network policy names the proxy; pass no proxy argument")
-            self._guard = NetworkGuard(network_policy, binding.network_policy_ref, resolver)
+            self._guard = NetworkGuard(network_policy, binding.network_policy_ref, resolver,
+                                       dns_timeout_s=(timeouts or TransportTimeouts()).dns)
             if transport is None:  # the guarded pool holds the policy's proxy, httpx none
                 transport = GuardedTransport(self._guard, context, proxy=network_policy.proxy,
                                              max_connections=max_connections)

@@ -52,14 +52,40 @@ def _literal(host: str) -> IpAddress | None:
         return None
 
 
+def bounded_resolution(resolver: Resolver, host: str, port: int,
+                       timeout_s: float) -> tuple[str, ...]:
+    """``resolver(host, port)`` within ``timeout_s`` (the profile's ``timeouts.dns_s``), else
+    :class:`NameUnresolved`. The lookup runs on a daemon thread: ``getaddrinfo`` cannot be
+    interrupted, so one that hangs is abandoned, never waited for (nor at exit)."""
+    answers: list[tuple[str, ...]] = []
+    failures: list[OSError] = []
+
+    def lookup() -> None:
+        try:
+            answers.append(tuple(resolver(host, port)))
+        except OSError as exc:
+            failures.append(exc)
+
+    thread = threading.Thread(target=lookup, daemon=True, name="dpone-dns")
+    thread.start()
+    thread.join(timeout_s)
+    if failures:
+        raise failures[0]
+    if not answers:
+        raise NameUnresolved(f"{host!r} did not resolve within {timeout_s:g} s "
+                             "(timeouts.dns_s)")
+    return answers[0]
+
+
 class NetworkGuard:
     """The network policy of one binding, with the DNS answers this transport pinned."""
 
     def __init__(self, policy: NetworkPolicy, policy_ref: str,
-                 resolver: Resolver = system_resolver) -> None:
+                 resolver: Resolver = system_resolver, *, dns_timeout_s: float = 5.0) -> None:
         self.policy = policy
         self._ref = policy_ref
         self._resolver = resolver
+        self._dns_timeout_s = dns_timeout_s
         self._pinned: dict[str, frozenset[IpAddress]] = {}
         self._current: dict[str, tuple[IpAddress, ...]] = {}
         self._lock = threading.Lock()
@@ -76,7 +102,7 @@ class NetworkGuard:
             addresses: tuple[IpAddress, ...] = (literal,)
         else:
             try:
-                answers = tuple(self._resolver(key, port))
+                answers = bounded_resolution(self._resolver, key, port, self._dns_timeout_s)
             except OSError as exc:
                 raise NameUnresolved(f"{key!r} did not resolve: {exc}") from exc
             addresses = tuple(dict.fromkeys(ipaddress.ip_address(a) for a in answers))

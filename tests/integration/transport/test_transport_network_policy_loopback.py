@@ -6,12 +6,14 @@ The resolver is a fake (the name ``receiver.test`` exists only here); every sock
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 
 import pytest
 
 from dpone.contracts import DponeError
 from dpone.contracts.binding import NetworkPolicy
+from dpone.contracts.profile import Timeouts
 from dpone.executor.transport import (
     Failure,
     FailureKind,
@@ -106,6 +108,34 @@ def test_an_unresolvable_name_never_starts() -> None:
     assert isinstance(outcome, Failure)
     assert (outcome.phase, outcome.kind) == (TransportPhase.NOT_STARTED, FailureKind.DNS)
     assert server.connections == 0
+
+
+def test_a_resolution_slower_than_the_dns_bound_never_starts() -> None:
+    """``timeouts.dns_s``: a lookup still running when the bound passes is abandoned and the
+    request provably never started (the lookup would answer an allowed address later)."""
+    released = threading.Event()
+
+    def slow(host: str, port: int) -> Iterable[str]:
+        released.wait(5)
+        return ("127.0.0.1",)
+
+    bounded = TransportTimeouts(connect=1, read=2, write=2, pool=1, total=5, dns=0.2)
+    try:
+        with LoopbackServer(respond(202)) as server, HttpTransport(
+                binding(authority=f"http://receiver.test:{server.port}"), credential(),
+                timeouts=bounded, network_policy=LOOPBACK, resolver=slow) as transport:
+            outcome = transport.send(post())
+    finally:
+        released.set()
+    assert isinstance(outcome, Failure), outcome
+    assert (outcome.phase, outcome.kind) == (TransportPhase.NOT_STARTED, FailureKind.DNS)
+    assert "timeouts.dns_s" in outcome.detail
+    assert server.connections == 0
+
+
+def test_the_dns_bound_comes_from_the_profile() -> None:
+    timeouts = Timeouts(dns_s=3)
+    assert TransportTimeouts.from_profile(timeouts).dns == 3.0
 
 
 def test_environment_proxies_are_ignored_under_a_network_policy(
