@@ -1,13 +1,17 @@
-"""Shared fixtures: the repository root and a writable copy of the example registry."""
+"""Shared fixtures (a writable copy of the example registry) and the whole-run sentinel search:
+no test secret in any test's output or in the state the run leaves (``support.sentinel_sweep``)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from support.common import EXAMPLES
+from support.common import EXAMPLES, ROOT
+from support.sentinel_sweep import SWEEP, check_report, scan_tree
 
 
 @pytest.fixture
@@ -16,3 +20,31 @@ def registry(tmp_path: Path) -> Path:
     target = tmp_path / "registry"
     shutil.copytree(EXAMPLES, target, ignore=shutil.ignore_patterns("__pycache__"))
     return target
+
+
+# -- the whole-run sentinel search (support.sentinel_sweep) ------------------------------------
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    check_report(report.nodeid, list(report.sections), report.longreprtext)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    scan_tree(ROOT / "test_artifacts", "test_artifacts")
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    if factory is not None:
+        scan_tree(factory.getbasetemp(), "tmp")
+    (ROOT / "test_artifacts").mkdir(exist_ok=True)
+    (ROOT / "test_artifacts" / "sentinel_sweep.json").write_text(json.dumps({
+        "test_reports": SWEEP.reports, "files": SWEEP.files, "bytes": SWEEP.bytes,
+        "hits": SWEEP.hits}, indent=1) + "\n", encoding="utf-8")
+    if SWEEP.hits:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    terminalreporter.write_line(
+        f"sentinel search: {SWEEP.reports} test reports, {SWEEP.files} files "
+        f"({SWEEP.bytes / 1e6:.0f} MB) of journals, artifacts, logs and PostgreSQL data: "
+        f"{len(SWEEP.hits)} secret(s) found")
+    for hit in SWEEP.hits[:50]:
+        terminalreporter.write_line(f"  LEAK {hit}", red=True)

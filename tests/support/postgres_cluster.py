@@ -24,6 +24,7 @@ from pathlib import Path
 from types import TracebackType
 
 from support.common import free_port
+from support.sentinel_sweep import scan_tree
 
 STANDBY_NAME = "dpone_standby"
 _START_TIMEOUT = 60.0
@@ -190,6 +191,9 @@ class ThrowawayCluster:
                 self.standby.stop()
             self.primary.stop()
         finally:
+            # What the journals and sources left in the data files and the WAL (the whole-run
+            # sentinel search), before the cluster is removed.
+            scan_tree(self.root, f"postgresql:{self.root.name}")
             shutil.rmtree(self.root, ignore_errors=True)
 
     def __enter__(self) -> ThrowawayCluster:
