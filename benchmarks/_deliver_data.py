@@ -14,7 +14,9 @@ whose two profiles are changed only where the benchmark needs it:
   the children; its rate certifies 4 remote-job slots (with its ``max_in_flight_children: 4``
   and ``max_active_requests: 4``: four children in flight) and a submit rate the line-counting
   receiver takes;
-* ``mock.dataset-jobs@1``: ``poll_interval_s: 0`` (the receiver finishes jobs at once).
+* ``mock.dataset-jobs@1``: ``poll_interval_s: 0`` (the receiver finishes jobs at once) and
+  submit and poll rates the line-counting receiver takes (the example's 30 submits a minute
+  would make the run wait between jobs).
 """
 
 from __future__ import annotations
@@ -47,7 +49,11 @@ PROFILE_EDITS = {
          "rate: {submit_per_minute: 60000, poll_per_minute: 1, max_active_requests: 4, "
          "max_active_remote_jobs: 4}"),
     ],
-    "mock.dataset-jobs@1.yaml": [("poll_interval_s: 2", "poll_interval_s: 0")],
+    "mock.dataset-jobs@1.yaml": [
+        ("poll_interval_s: 2", "poll_interval_s: 0"),
+        ("rate: {submit_per_minute: 30, poll_per_minute: 120,",
+         "rate: {submit_per_minute: 60000, poll_per_minute: 60000,"),
+    ],
 }
 
 

@@ -5,7 +5,8 @@ Run: ``.venv/bin/python benchmarks/child_overhead.py [--rows-per-child N] [--rep
 both dialects; about a minute on 2 cores).
 
 Writes a scratch copy of the example registry whose synchronous NDJSON profile
-(``mock.batch-ndjson@1``) plans at most N rows per child, so the example's 3,203 rows become
+(``mock.batch-ndjson@1``) plans at most N rows per child (and takes a submit turn every
+millisecond), so the example's 3,203 rows become
 about 200 small children: the payloads are tiny on purpose, this measures what each child costs
 besides its upload. It seals ``measurements_sync`` once, then delivers it K times per dialect
 with ``dpone.executor.supervisor.deliver`` to the in-process mock receiver (loopback, jobs end at
@@ -128,6 +129,9 @@ def write_registry(root: Path, rows_per_child: int) -> Path:
     text = profile.read_text(encoding="utf-8")
     text = re.sub(r"max_rows: \d+", f"max_rows: {rows_per_child}", text)
     text = re.sub(r"planning_rows: \d+", f"planning_rows: {rows_per_child}", text)
+    # A submit turn every millisecond: the receiver account's shared rate (one turn every
+    # 100 ms in the example) would make the run wait, not measure what a child costs.
+    text = re.sub(r"submit_per_minute: \d+", "submit_per_minute: 60000", text)
     profile.write_text(text, encoding="utf-8")
     return root
 
