@@ -18,7 +18,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from dpone.contracts._base import Digest, StrictModel
 
@@ -80,6 +80,16 @@ class ImmutableArtifactPort(Protocol):
         written), when the store keeps its artifacts as local files; None otherwise, and the
         caller reads :meth:`open_stream`."""
         ...
+
+
+@runtime_checkable
+class AdoptsFiles(Protocol):
+    """A store that keeps artifacts as local files and publishes a file the caller wrote and
+    hashed as it is (the local store's ``adopt_file``: fsynced, made read-only and linked to its
+    key, create-if-absent; copied only across filesystems): a frozen parent or a sealed payload
+    is then neither copied nor hashed again."""
+
+    def adopt_file(self, key: str, source: Path, digest: str, size: int) -> ArtifactRef: ...
 
 
 class DeliveryJournalView(Protocol):

@@ -9,18 +9,18 @@ Sealing must cost about one encode + compress + SHA-256 pass over the parent. So
   compressed with the profile's codec once), so the same parent always gets the same
   estimates. They are close for rows like the sample and may be off either way for others;
   the planner only uses them to propose windows.
-* ``measure`` encodes the interval exactly once and appends the sealed bytes to one spool file
-  in a scratch directory, keyed by the interval, with their offset, size and digest.
-  Publishing a child streams its byte range into the artifact store (any thread may read);
-  the ranges of intervals the planner rejected are forgotten and the file is deleted with the
+* ``measure`` encodes the interval exactly once and writes the sealed bytes to a spool file of
+  their own in a scratch directory, keyed by the interval, with their size and digest.
+  Publishing a child hands that file to the artifact store: a local store on the same
+  filesystem adopts it as it is (no copy, no second hash), any other store reads it (any thread
+  may). The files of intervals the planner rejected are deleted at once, the rest with the
   scratch directory. Memory stays about one child's working set: bytes live on disk, not in
   the heap.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,49 +34,11 @@ SAMPLE_ROWS = 50_000
 _READ_CHUNK = 1 << 20
 
 
-class _SpoolFile:
-    """One append-only scratch file; appends from one thread, reads from any (``pread``)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._file = path.open("x+b")
-        self._end = 0
-
-    def append(self, chunks: Iterable[bytes]) -> tuple[int, int]:
-        """Write the chunks after the last range; their (offset, size) once all are written."""
-        start = self._end
-        try:
-            for chunk in chunks:
-                self._file.write(chunk)
-                self._end += len(chunk)
-            self._file.flush()
-        except BaseException:
-            self._file.seek(start)
-            self._file.truncate()
-            self._end = start
-            raise
-        return start, self._end - start
-
-    def read(self, offset: int, size: int) -> Iterator[bytes]:
-        fd = self._file.fileno()
-        while size:
-            chunk = os.pread(fd, min(size, _READ_CHUNK), offset)
-            if not chunk:
-                raise OSError(f"the spool file {self.path} ends before its recorded ranges")
-            offset += len(chunk)
-            size -= len(chunk)
-            yield chunk
-
-    def close(self) -> None:
-        self._file.close()
-
-
 @dataclass(frozen=True, slots=True)
 class Spooled:
-    """The sealed bytes of one exactly measured interval: a range of the spool file."""
+    """The sealed bytes of one exactly measured interval: a scratch file of their own."""
 
-    spool: _SpoolFile
-    offset: int
+    path: Path
     decoded_bytes: int
     sealed_bytes: int
     digest: str
@@ -112,7 +74,8 @@ class SealingOracle:
         self._encoder = encoder
         self._table = table
         self._overhead = overhead
-        self._spool_file = _SpoolFile(scratch / "payloads.spool")
+        self._scratch = scratch
+        self._spooled_files = 0
         self._text = [table.column(index) for index, field in enumerate(table.schema)
                       if pa.types.is_string(field.type) or pa.types.is_large_string(field.type)]
         self._spools: dict[tuple[int, int], Spooled] = {}
@@ -132,12 +95,16 @@ class SealingOracle:
 
     def _spool(self, first_row: int, row_count: int) -> Spooled:
         encoded = self._encoder.encode(first_row, row_count)
-        offset, size = self._spool_file.append(encoded.chunks)
+        self._spooled_files += 1
+        path = self._scratch / f"payload-{self._spooled_files:06d}.spool"
+        size = 0
+        with path.open("xb") as spool:
+            for chunk in encoded.chunks:
+                spool.write(chunk)
+                size += len(chunk)
         if size != encoded.sealed.size:
-            raise OSError(f"the spool file {self._spool_file.path} took {size} of "
-                          f"{encoded.sealed.size} bytes")
-        return Spooled(self._spool_file, offset, encoded.decoded.size, size,
-                       encoded.sealed.digest)
+            raise OSError(f"the spool file {path} took {size} of {encoded.sealed.size} bytes")
+        return Spooled(path, encoded.decoded.size, size, encoded.sealed.digest)
 
     def estimate(self, first_row: int, row_count: int) -> Measured:
         model = self._model if self._model is not None else self._calibrate()
@@ -175,16 +142,17 @@ class SealingOracle:
         return self._spools.pop((first_row, row_count), None)
 
     def discard_except(self, keep: set[tuple[int, int]]) -> None:
-        """Forget the spooled ranges of intervals that did not become children."""
+        """Delete the spool files of intervals that did not become children."""
         for key in [key for key in self._spools if key not in keep]:
-            del self._spools[key]
+            self._spools.pop(key).path.unlink(missing_ok=True)
 
     def close(self) -> None:
-        """Close the spool file (its scratch directory deletes it); taken spools are unreadable."""
+        """Forget the spools (their scratch directory deletes the files)."""
         self._spools.clear()
-        self._spool_file.close()
 
 
 def read_spool(spooled: Spooled) -> Iterator[bytes]:
-    """The spooled sealed bytes, in chunks (safe from any thread while the oracle is open)."""
-    return spooled.spool.read(spooled.offset, spooled.sealed_bytes)
+    """The spooled sealed bytes, in chunks (safe from any thread)."""
+    with spooled.path.open("rb") as spool:
+        while chunk := spool.read(_READ_CHUNK):
+            yield chunk

@@ -17,7 +17,7 @@ from dpone.contracts import DponeError, content_digest
 from dpone.contracts.children import ChildDescriptor, ChildPlan, DaySlice
 from dpone.contracts.identity import parent_plan_digest
 from dpone.contracts.plan import PLANNER_ALGORITHM_VERSION, RestDeliveryPlan
-from dpone.contracts.ports import ArtifactRef, ImmutableArtifactPort
+from dpone.contracts.ports import AdoptsFiles, ArtifactRef, ImmutableArtifactPort
 from dpone.contracts.sealed import (
     PayloadCodec,
     PayloadDocument,
@@ -137,9 +137,14 @@ class _Sealer:
         return spooled
 
     def _publish_payload(self, child: ChildDescriptor, spooled: Spooled) -> ArtifactRef:
-        """Stream the spooled payload into the store; no re-encoding."""
-        ref = self.artifacts.put_stream(payload_key(spooled.digest, self.extension),
-                                        read_spool(spooled))
+        """Publish the spooled payload: adopted as written by a local store, streamed into any
+        other; never re-encoded."""
+        key = payload_key(spooled.digest, self.extension)
+        if isinstance(self.artifacts, AdoptsFiles):
+            ref = self.artifacts.adopt_file(key, spooled.path, spooled.digest,
+                                            spooled.sealed_bytes)
+        else:
+            ref = self.artifacts.put_stream(key, read_spool(spooled))
         if ref.digest != spooled.digest or ref.size != spooled.sealed_bytes \
                 or spooled.decoded_bytes != child.decoded_bytes:
             raise DponeError(code="artifacts.unavailable",
@@ -229,10 +234,11 @@ def seal_all(plan: RestDeliveryPlan, plan_digest: str, parent: SourceParent,
     bytes, digests and ``parent_plan_digest``.
 
     Each payload is encoded and compressed once, while the planner measures it (row texts are
-    encoded once per block of parent rows and sliced per interval); the sealed bytes wait in
-    one spool file under a temporary directory in ``scratch_dir`` (the system's temporary
-    directory by default; about the sealed size of every interval the planner measured),
-    deleted when sealing ends. Up to :data:`PUBLISH_THREADS` children are published at once.
+    encoded once per block of parent rows and sliced per interval); the sealed bytes of each
+    wait in a spool file of their own under a temporary directory in ``scratch_dir`` (the
+    system's temporary directory by default), which a local store on the same filesystem
+    adopts as the payload artifact (no copy, no second hash); the directory is deleted when
+    sealing ends. Up to :data:`PUBLISH_THREADS` children are published at once.
     """
     bounded_memory_pool()
     mapped = _verified_table(parent, parent_bytes_path)

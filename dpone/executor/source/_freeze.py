@@ -8,12 +8,11 @@ import json
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Protocol, runtime_checkable
 
 from dpone.contracts import DponeError, content_digest
 from dpone.contracts.mapping import MappedColumn, PayloadMapping
 from dpone.contracts.plan import RestDeliveryPlan
-from dpone.contracts.ports import ArtifactRef, ImmutableArtifactPort
+from dpone.contracts.ports import AdoptsFiles, ArtifactRef, ImmutableArtifactPort
 from dpone.contracts.secret import Secret
 from dpone.contracts.source_parent import (
     PARENT_KEY_PREFIX,
@@ -104,17 +103,9 @@ def _published(ref: ArtifactRef, digest: str, size: int) -> ArtifactRef:
     return ref
 
 
-@runtime_checkable
-class _AdoptsFiles(Protocol):
-    """A store that keeps artifacts as local files and can publish a file the caller wrote and
-    hashed (the local store's ``adopt_file``): the parent is then neither copied nor re-hashed."""
-
-    def adopt_file(self, key: str, source: Path, digest: str, size: int) -> ArtifactRef: ...
-
-
 def _publish(artifacts: ImmutableArtifactPort, written: WrittenParent) -> ArtifactRef:
     key = parent_key(written.digest)
-    if isinstance(artifacts, _AdoptsFiles):
+    if isinstance(artifacts, AdoptsFiles):
         ref = artifacts.adopt_file(key, written.path, written.digest, written.size)
     else:
         ref = artifacts.put_stream(key, file_chunks(written.path))
