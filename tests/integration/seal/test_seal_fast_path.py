@@ -18,7 +18,7 @@ import dpone.codecs._columns as columns_module
 from dpone.artifacts import LocalArtifactStore
 from dpone.codecs import PayloadEncodingError, encode_rows
 from dpone.compiler import compile_workload
-from dpone.contracts import DponeError
+from dpone.contracts import DponeError, content_digest
 from dpone.contracts.ports import ArtifactRef
 from dpone.contracts.profile import Codec, CsvCodec, JsonCodec, PayloadFormat
 from dpone.executor.seal import _request, _seal, seal_boundary
@@ -232,3 +232,34 @@ def test_blocks_of_wide_rows_hold_fewer_rows() -> None:
     assert rows * wide.nbytes // wide.num_rows <= BLOCK_ARROW_BYTES
     blocks = RowBlocks(wide, mapping, payload, Codec())
     assert _sliced(blocks, 300, 500) == _direct(wide, mapping, payload, Codec(), 300, 500)
+
+
+class _Adopting(LocalArtifactStore):
+    """The local store, counting how each payload reached it."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.adopted: list[str] = []
+        self.streamed: list[str] = []
+
+    def adopt_file(self, key: str, source: Path, digest: str, size: int) -> ArtifactRef:
+        self.adopted.append(key)
+        return super().adopt_file(key, source, digest, size)
+
+    def put_stream(self, key: str, chunks: Iterable[bytes]) -> ArtifactRef:
+        self.streamed.append(key)
+        return super().put_stream(key, chunks)
+
+
+def test_a_local_store_adopts_each_spooled_payload_as_written(
+        tmp_path: Path, sealed_examples: dict[str, Sealed]) -> None:
+    """Each payload is written once, to its spool file, and the store links that file: no
+    copy, no second hash; the topology is the one a streaming store gets."""
+    store = _Adopting(tmp_path / "store")
+    sealed = _seal_into(store)
+    payloads = [child.payload.key for child in sealed.topology.children]
+    assert sorted(key for key in store.adopted if key.startswith("payloads/")) == sorted(payloads)
+    assert not [key for key in store.streamed if key in payloads]
+    assert sealed.topology == sealed_examples[SYNC].topology
+    for child in sealed.topology.children:
+        assert content_digest(store.get_bytes(child.payload.key)) == child.payload.digest
