@@ -173,30 +173,29 @@ _ACTOR = click.option("--actor", default=None,
                       help="Who decides (recorded in the audit trail); default: the OS user.")
 
 
-@click.command("revoke")
-@_PROFILE
-@_BINDING
-@_REASON
-@_ACTOR
-@control_plane_options()
-@FORMAT_OPTION
-def revoke(profile: str | None, binding: str | None, reason: str, actor: str | None,
-           control: ControlPlaneArgs, fmt: str) -> None:
-    """Deny every new submit that uses a profile or binding (audited; nothing else stops)."""
-    _run(control, fmt, _changer(profile, binding, reason, actor, revoked=True))
+def _change_command(name: str, *, revoked: bool, summary: str) -> click.Command:
+    """``revoke`` / ``unrevoke``: the same options, one audited change of the list."""
+
+    @click.command(name, help=summary)
+    @_PROFILE
+    @_BINDING
+    @_REASON
+    @_ACTOR
+    @control_plane_options()
+    @FORMAT_OPTION
+    def change(profile: str | None, binding: str | None, reason: str, actor: str | None,
+               control: ControlPlaneArgs, fmt: str) -> None:
+        _run(control, fmt, _changer(profile, binding, reason, actor, revoked=revoked))
+
+    return change
 
 
-@click.command("unrevoke")
-@_PROFILE
-@_BINDING
-@_REASON
-@_ACTOR
-@control_plane_options()
-@FORMAT_OPTION
-def unrevoke(profile: str | None, binding: str | None, reason: str, actor: str | None,
-             control: ControlPlaneArgs, fmt: str) -> None:
-    """Lift a revocation: new submits of plans that use it may go on (audited)."""
-    _run(control, fmt, _changer(profile, binding, reason, actor, revoked=False))
+revoke = _change_command(
+    "revoke", revoked=True,
+    summary="Deny every new submit that uses a profile or binding (audited; nothing else stops).")
+unrevoke = _change_command(
+    "unrevoke", revoked=False,
+    summary="Lift a revocation: new submits of plans that use it may go on (audited).")
 
 
 @click.command("revocations")

@@ -109,13 +109,19 @@ def _handler(state: VaultState) -> type[BaseHTTPRequestHandler]:
             state.seen.append(seen)
             return seen
 
+        def _redirected(self) -> bool:
+            """Answer 307 to ``state.redirect_to`` when it is set (a redirecting Vault)."""
+            if state.redirect_to is None:
+                return False
+            self.send_response(307)
+            self.send_header("Location", state.redirect_to + self.path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return True
+
         def do_GET(self) -> None:
             seen = self._record()
-            if state.redirect_to is not None:
-                self.send_response(307)
-                self.send_header("Location", state.redirect_to + self.path)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
+            if self._redirected():
                 return
             parts = seen.path.split("?", 1)[0].split("/")
             # /v1/<mount>/data/<path...>
@@ -138,11 +144,7 @@ def _handler(state: VaultState) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             seen = self._record()
-            if state.redirect_to is not None:
-                self.send_response(307)
-                self.send_header("Location", state.redirect_to + self.path)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
+            if self._redirected():
                 return
             parts = seen.path.split("/")
             # /v1/auth/<mount>/login
