@@ -13,15 +13,18 @@ from typing import TYPE_CHECKING
 
 from dpone.artifacts._local import LocalArtifactStore
 from dpone.artifacts._s3 import S3ArtifactStore
-from dpone.artifacts._url import open_artifact_store
+from dpone.artifacts._url import open_artifact_store, open_prunable_artifact_store
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from dpone.contracts.ports import ImmutableArtifactPort
+    from dpone.contracts.ports import ImmutableArtifactPort, PrunableArtifactPort
 
     # Conformance is proved by the type checker, not by name sets.
     _local: ImmutableArtifactPort = LocalArtifactStore(Path())
     _s3: ImmutableArtifactPort = S3ArtifactStore("bucket")
+    _local_prunable: PrunableArtifactPort = LocalArtifactStore(Path())
+    _s3_prunable: PrunableArtifactPort = S3ArtifactStore("bucket")
 
-__all__ = ["LocalArtifactStore", "S3ArtifactStore", "open_artifact_store"]
+__all__ = ["LocalArtifactStore", "S3ArtifactStore", "open_artifact_store",
+           "open_prunable_artifact_store"]

@@ -165,6 +165,25 @@ class LocalArtifactStore:
                 raise _prefix_conflict(key, parent.relative_to(self._root)) from None
             _fsync_directory(parent)
 
+    # -- retention ------------------------------------------------------------------------------
+
+    def expire(self, key: str) -> bool:
+        """Delete the artifact ``key`` (payload retention only: ``ArtifactExpiryPort``); True
+        when it existed. The directory is fsynced so the deletion is durable; emptied
+        directories stay (a later write of the same key reuses them)."""
+        path = self._path(key)
+        try:
+            if not path.is_file():
+                return False
+            os.unlink(path)
+            _fsync_directory(path.parent)
+        except FileNotFoundError:
+            return False  # deleted meanwhile by another prune
+        except OSError as exc:
+            raise unavailable(f"deleting artifact {key!r} at {path} failed: {exc.strerror}", key,
+                              path=str(path)) from exc
+        return True
+
     # -- reads ----------------------------------------------------------------------------------
 
     def get_bytes(self, key: str) -> bytes:

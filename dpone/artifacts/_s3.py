@@ -233,6 +233,22 @@ class S3ArtifactStore:
         except self._edge_errors:
             return
 
+    # -- retention ------------------------------------------------------------------------------
+
+    def expire(self, key: str) -> bool:
+        """Delete the object ``key`` (payload retention only: ``ArtifactExpiryPort``); True when
+        it existed. ``DeleteObject`` succeeds on an absent key, so existence is read first."""
+        name = self._object_name(key)
+        try:
+            self._client.head_object(Bucket=self._bucket, Key=name)
+        except self._edge_errors as exc:
+            if _error_code(exc) in _MISSING:
+                return False
+            raise _translate(exc, "HeadObject", key) from exc
+        with self._edge("DeleteObject", key):
+            self._client.delete_object(Bucket=self._bucket, Key=name)
+        return True
+
     # -- reads ----------------------------------------------------------------------------------
 
     def get_bytes(self, key: str) -> bytes:

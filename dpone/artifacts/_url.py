@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from dpone.artifacts._local import LocalArtifactStore
 from dpone.artifacts._s3 import S3ArtifactStore
 from dpone.contracts import DponeError
-from dpone.contracts.ports import ImmutableArtifactPort
+from dpone.contracts.ports import ImmutableArtifactPort, PrunableArtifactPort
 
 _BUCKET_RE = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 _S3_PARAMETERS = frozenset({"endpoint_url", "region"})
@@ -25,6 +25,15 @@ _SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")  # two letters or more: "C:
 
 def open_artifact_store(url: str) -> ImmutableArtifactPort:
     """The artifact store named by ``url`` (see the module docstring for the accepted forms)."""
+    return _open(url)
+
+
+def open_prunable_artifact_store(url: str) -> PrunableArtifactPort:
+    """The same store with its one deletion (``expire``): for payload retention only."""
+    return _open(url)
+
+
+def _open(url: str) -> LocalArtifactStore | S3ArtifactStore:
     if not isinstance(url, str) or not url.strip():
         raise _refuse("the artifact store URL is empty")
     if not _SCHEME_RE.match(url):

@@ -37,6 +37,8 @@ COMMANDS = (
 )
 # `dpone admin` subcommands of their own modules (`admin gate` lives in dpone.cli.admin).
 ADMIN_COMMANDS = (
+    ("prune", "dpone.cli.admin_prune:prune",
+     "Delete sealed payloads that retention.payload_days lets go (preview without --apply)."),
     ("revocations", "dpone.cli.admin_revoke:revocations",
      "Show the revocation list and its recent audited changes (read-only)."),
     ("revoke", "dpone.cli.admin_revoke:revoke",

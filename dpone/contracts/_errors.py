@@ -300,6 +300,10 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
     _ce("tls.policy_unavailable", "Provide the CA bundle the binding's TLS policy names "
         "(ca_bundle_ref file:/path, readable PEM) on the machine that runs the delivery.",
         exit_class=3),
+    _ce("retention.payloads_expired", "The delivery's sealed payloads were deleted by payload "
+        "retention (`dpone admin prune --apply`) after every child settled: nothing can be "
+        "resent or re-read. `dpone delivery inspect` shows its outcome; deliver the data again "
+        "as a new delivery (a correction revision).", exit_class=5),
 )
 
 ERROR_CATALOG: dict[str, ErrorSpec] = {spec.code: spec for spec in REST_DELIVERY_ERRORS + COMPILE_ERRORS}

@@ -100,6 +100,10 @@ class ParentAdmission(StrictModel):
     """The profile's ``retention.observation_days``: the admission transaction deletes the
     observations older than this (database clock) of FINALIZED children admitted under the
     same profile contract; receipts, attempts, audits and effect authority stay."""
+    payload_days: Annotated[int, Field(ge=1, le=3650)] | None = None
+    """The profile's ``retention.payload_days``, recorded with the parent: `dpone admin prune`
+    deletes its sealed payloads once it is older than this (journal clock) and every child is
+    settled (None: never)."""
 
 
 class ChildOperation(StrictModel):
@@ -180,6 +184,9 @@ class ParentOperation(StrictModel):
     boundary_to: dt.date
     checkpoint_frontier: NonNegative
     children: tuple[ChildOperation, ...]
+    payloads_expired_at: dt.datetime | None = None
+    """When `dpone admin prune --apply` expired the sealed payloads (None: they are kept);
+    commands that need the bytes refuse such a parent with ``retention.payloads_expired``."""
 
 
 class ChildStanding(StrictModel):

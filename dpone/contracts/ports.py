@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         TransitionRequest,
     )
     from dpone.contracts.rate import ActiveSlot, RateTurn, RateTurnRequest
+    from dpone.contracts.retention import RetentionPlan
     from dpone.contracts.revocation import RevocationStatus, RevocationTarget
     from dpone.contracts.secret import Credential
     from dpone.contracts.transport import OutboundRequest, TransportOutcome
@@ -92,6 +93,21 @@ class AdoptsFiles(Protocol):
     def adopt_file(self, key: str, source: Path, digest: str, size: int) -> ArtifactRef: ...
 
 
+class ArtifactExpiryPort(Protocol):
+    """The one deletion an artifact store offers, kept apart from :class:`ImmutableArtifactPort`
+    so that nothing but `dpone admin prune` (payload retention) can delete: the runtime never
+    holds it."""
+
+    def expire(self, key: str) -> bool:
+        """Delete the artifact ``key``; True when it existed, False when there was none (an
+        absent key is not an error: a prune that stopped half-way is run again)."""
+        ...
+
+
+class PrunableArtifactPort(ImmutableArtifactPort, ArtifactExpiryPort, Protocol):
+    """An artifact store with its deletion: what `dpone admin prune` opens."""
+
+
 class DeliveryJournalView(Protocol):
     """Read-only access: inspection, the Airflow trigger, operators."""
 
@@ -134,6 +150,11 @@ class DeliveryJournalView(Protocol):
     def revocation_status(self, environment_id: str) -> RevocationStatus:
         """The environment's deny-only revocation list and its newest audited changes (a read
         that creates nothing)."""
+        ...
+
+    def payload_retention(self, environment_id: str) -> RetentionPlan:
+        """Which sealed payload keys of the environment's deliveries retention lets go now and
+        which stay, and why, by the journal clock (a read that writes nothing)."""
         ...
 
     def now(self) -> dt.datetime:
@@ -242,6 +263,12 @@ class DeliveryJournalPort(DeliveryJournalView, Protocol):
 
     def release_active_slot(self, slot: ActiveSlot) -> None:
         """Free a slot :meth:`take_rate_turn` granted (a no-op once it expired and was taken)."""
+        ...
+
+    def expire_payloads(self, environment_id: str, *, actor: str) -> RetentionPlan:
+        """Decide the retention plan again in one critical transaction, mark every eligible
+        parent's payloads expired and append its ``operator_prune`` audit row (actor, keys
+        deleted, keys kept); the caller then deletes the plan's ``delete`` keys."""
         ...
 
 

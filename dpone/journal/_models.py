@@ -53,6 +53,7 @@ def parent_model(row: ParentRow, children: Sequence[ChildRow]) -> ParentOperatio
         generation=_generation(row.generation), boundary_from=row.boundary.lo,
         boundary_to=row.boundary.hi, checkpoint_frontier=row.checkpoint_frontier,
         children=tuple(child_model(child) for child in children),
+        payloads_expired_at=row.payloads_expired_at,
     )
 
 

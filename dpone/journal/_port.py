@@ -37,11 +37,13 @@ from dpone.contracts.journal import (
     TransitionRequest,
 )
 from dpone.contracts.rate import ActiveSlot, RateTurn, RateTurnRequest
+from dpone.contracts.retention import RetentionPlan
 from dpone.contracts.revocation import RevocationStatus, RevocationTarget
 from dpone.contracts.state import StateContract
 from dpone.journal import _governance as governance
 from dpone.journal import _operator as operator
 from dpone.journal import _rate as rate
+from dpone.journal import _retention as retention
 from dpone.journal._cas import audit
 from dpone.journal._environment import environment, stored_environment
 from dpone.journal._leases import (
@@ -193,6 +195,10 @@ class JournalBase(ABC):
         self._scoped(environment_id)
         return self._run(lambda tx: governance.status(tx, environment_id), "read")
 
+    def payload_retention(self, environment_id: str) -> RetentionPlan:
+        self._scoped(environment_id)
+        return self._run(lambda tx: retention.plan(tx, environment_id), "read")
+
     def now(self) -> dt.datetime:
         """The database clock, aware UTC: the clock every lease and due time is decided by."""
         return self._run(lambda tx: tx.now(), "read").astimezone(dt.UTC)
@@ -326,3 +332,8 @@ class JournalBase(ABC):
 
     def release_active_slot(self, slot: ActiveSlot) -> None:
         self._run(lambda tx: rate.release_slot(tx, slot), "write")
+
+    def expire_payloads(self, environment_id: str, *, actor: str) -> RetentionPlan:
+        self._scoped(environment_id)
+        return self._run(lambda tx: retention.expire_parents(tx, environment_id, actor=actor),
+                         "critical")

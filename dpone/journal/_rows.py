@@ -164,6 +164,7 @@ class ParentRow:
     checkpoint_frontier: int
     replay_fence_certified: bool
     max_submit_attempts: int
+    payloads_expired_at: dt.datetime | None = None
 
     @classmethod
     def decode(cls, codec: RowCodec, row: Row) -> Self:
@@ -178,7 +179,8 @@ class ParentRow:
             max_remote_jobs=int(row["max_remote_jobs"]),
             checkpoint_frontier=int(row["checkpoint_frontier"]),
             replay_fence_certified=bool(row["replay_fence_certified"]),
-            max_submit_attempts=int(row["max_submit_attempts"]))
+            max_submit_attempts=int(row["max_submit_attempts"]),
+            payloads_expired_at=codec.optional_moment(row.get("payloads_expired_at")))
 
 
 @dataclass(frozen=True, slots=True)

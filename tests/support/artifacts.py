@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from dpone.artifacts import LocalArtifactStore, S3ArtifactStore
-from dpone.contracts.ports import ImmutableArtifactPort
+from dpone.contracts.ports import PrunableArtifactPort
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class StoreHarness:
     bucket: S3Bucket | None = None
 
     def make(self, *, multipart_threshold: int = 8 << 20,
-             part_size: int = 8 << 20) -> ImmutableArtifactPort:
+             part_size: int = 8 << 20) -> PrunableArtifactPort:
         """A store over the same place; the sizes tune only the S3 store's multipart switch."""
         if self.bucket is not None:
             return S3ArtifactStore(self.bucket.name, "contract",

@@ -140,6 +140,8 @@ def _document(journal: DeliveryJournalView, parent: ParentOperation, only: str |
                if not finished(child)]
     located: dict[str, Any] = ({"profile": plan.profile.snapshot.ref,
                 "authority": plan.binding.snapshot.authority} if plan is not None else {})
+    if parent.payloads_expired_at is not None:
+        located["payloads_expired_at"] = parent.payloads_expired_at
     return DeliveryInspection(
         parent_id=parent.parent_id, logical_route_id=parent.logical_route_id,
         plan_digest=parent.plan_digest, parent_plan_digest=parent.parent_plan_digest,
@@ -179,6 +181,10 @@ def _text(document: DeliveryInspection) -> str:
              f"  plan {document.plan_digest}"]
     if "profile" in document.model_fields_set:
         lines.append(f"  profile {document.profile} -> {document.authority}")
+    if document.payloads_expired_at is not None:
+        lines.append(f"  payloads expired at "
+                     f"{document.payloads_expired_at.isoformat(timespec='seconds')} (payload "
+                     "retention): resume and reconcile refuse with retention.payloads_expired")
     lines.append(verification_text(document.verification))
     lines += ["", render_table(document.children), ""]
     lines += _keys_text(document.children)

@@ -59,6 +59,12 @@ from dpone.contracts.documents._inspection import (
     VerificationBasis,
 )
 from dpone.contracts.documents._list import DELIVERY_LIST_SCHEMA_ID, DeliveryList, ListedDelivery
+from dpone.contracts.documents._prune import (
+    PAYLOAD_PRUNE_SCHEMA_ID,
+    PayloadPruneDocument,
+    PruneKeptKey,
+    PruneParent,
+)
 from dpone.contracts.documents._reconciliation import (
     MAX_EVIDENCE_BYTES,
     OPERATOR_EVIDENCE_SCHEMA_ID,
@@ -103,6 +109,7 @@ DOCUMENTS: Final[dict[str, Any]] = {
     RECONCILE_RESULT_SCHEMA_ID: ReconcileResult,
     ERROR_SCHEMA_ID: ErrorDocument,
     REVOCATION_LIST_SCHEMA_ID: RevocationListDocument,
+    PAYLOAD_PRUNE_SCHEMA_ID: PayloadPruneDocument,
 }
 """Schema id -> the type its JSON Schema is generated from (a model or an annotated union)."""
 
@@ -126,6 +133,7 @@ __all__ = [
     "MAX_EVIDENCE_BYTES",
     "MUTATION_GATE_SCHEMA_ID",
     "OPERATOR_EVIDENCE_SCHEMA_ID",
+    "PAYLOAD_PRUNE_SCHEMA_ID",
     "PLAN_RESULT_SCHEMA_ID",
     "RECONCILE_RESULT_SCHEMA_ID",
     "RECONCILIATION_KEY_PREFIX",
@@ -164,6 +172,7 @@ __all__ = [
     "ObservationSummary",
     "OperatorActionSummary",
     "OperatorEvidence",
+    "PayloadPruneDocument",
     "PendingResult",
     "PendingSection",
     "PlanResult",
@@ -171,6 +180,8 @@ __all__ = [
     "ProfileSummary",
     "ProofKind",
     "ProvenEffect",
+    "PruneKeptKey",
+    "PruneParent",
     "PublishedPlan",
     "ReceiptScalar",
     "ReconcileResult",

@@ -98,7 +98,8 @@ class DeliveryInspection(Report):
     """``dpone delivery inspect --format json``. ``profile`` and ``authority`` appear when the
     plan is in the plan store."""
 
-    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"profile", "authority"})
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"profile", "authority",
+                                                    "payloads_expired_at"})
 
     schema_id: Literal["dpone.delivery_inspection.v1"] = Field(
         default=DELIVERY_INSPECTION_SCHEMA_ID, alias="schema")
@@ -122,3 +123,6 @@ class DeliveryInspection(Report):
     operator_actions: tuple[OperatorActionSummary, ...]
     """The audit trail: every operator action on the delivery and its children, oldest
     first."""
+    payloads_expired_at: Timestamp | None = None
+    """When payload retention (`dpone admin prune --apply`) deleted the sealed payloads; only
+    present then."""

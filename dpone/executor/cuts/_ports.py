@@ -40,6 +40,7 @@ from dpone.contracts.journal import (
 )
 from dpone.contracts.ports import ArtifactRef, ImmutableArtifactPort
 from dpone.contracts.rate import ActiveSlot, RateTurn, RateTurnRequest
+from dpone.contracts.retention import RetentionPlan
 from dpone.contracts.revocation import RevocationStatus, RevocationTarget
 from dpone.contracts.state import TriggerKind
 from dpone.executor.cuts._hook import CutHook, When
@@ -64,6 +65,7 @@ JOURNAL_WRITE_POINTS: Final[Mapping[str, str]] = {
     "set_revocation": "revocation",
     "take_rate_turn": "rate_turn",
     "release_active_slot": "active_slot_release",
+    "expire_payloads": "payload_expiry",
 }
 """Every write of the journal port -> the point that brackets it (``transition`` is qualified
 by its trigger kind). ``begin_attempt`` is one transaction that takes the mutation lease and
@@ -205,6 +207,10 @@ class CuttingJournal:
     def release_active_slot(self, slot: ActiveSlot) -> None:
         self._write("release_active_slot", lambda: self._journal.release_active_slot(slot))
 
+    def expire_payloads(self, environment_id: str, *, actor: str) -> RetentionPlan:
+        return self._write("expire_payloads", lambda: self._journal.expire_payloads(
+            environment_id, actor=actor))
+
     # -- reads ---------------------------------------------------------------------------------
 
     def load_parent(self, parent_id: str) -> ParentOperation:
@@ -243,6 +249,9 @@ class CuttingJournal:
 
     def revocation_status(self, environment_id: str) -> RevocationStatus:
         return self._journal.revocation_status(environment_id)
+
+    def payload_retention(self, environment_id: str) -> RetentionPlan:
+        return self._journal.payload_retention(environment_id)
 
     def now(self) -> dt.datetime:
         return self._journal.now()

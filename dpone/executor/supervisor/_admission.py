@@ -63,6 +63,7 @@ def parent_admission(plan: RestDeliveryPlan, topology: SealedTopology) -> Parent
         binding_ref=plan.binding.ref,
         identity_valid_until=_utc(plan.binding.snapshot.remote_identity.valid_until),
         observation_days=plan.profile.snapshot.retention.observation_days,
+        payload_days=plan.profile.snapshot.retention.payload_days,
         children=children,
     )
 

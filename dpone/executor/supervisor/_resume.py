@@ -106,10 +106,29 @@ def read_sealed(parent: ParentOperation, operation: ChildOperation,
     return sealed
 
 
+def check_payloads_retained(parent: ParentOperation) -> None:
+    """Refuse a parent whose sealed payloads retention expired (`dpone admin prune`): nothing
+    that needs the bytes runs, and the refusal says so instead of a missing artifact."""
+    expired = parent.payloads_expired_at
+    if expired is None:
+        return
+    raise DponeError(
+        code="retention.payloads_expired", operation_id=parent.parent_id,
+        message=f"the sealed payloads of delivery {parent.parent_id} expired at "
+        f"{expired.isoformat(timespec='seconds')} (payload retention, `dpone admin prune`): "
+        "every child was settled then; nothing is read or sent",
+        hint="`dpone delivery inspect` shows the delivery's outcome and the prune in its audit "
+             "trail; delivering the same data again is a new delivery (a correction revision "
+             "of the workload).",
+        details={"payloads_expired_at": expired.isoformat()})
+
+
 def sealed_children(parent: ParentOperation,
                     artifacts: ImmutableArtifactPort) -> tuple[SealedChild, ...]:
     """Every sealed child of ``parent`` in ordinal order, read from its payload document and
-    checked against the journal (``REST_DELIVERY_INTENT_CONFLICT`` on any difference)."""
+    checked against the journal (``REST_DELIVERY_INTENT_CONFLICT`` on any difference);
+    ``retention.payloads_expired`` when retention deleted them."""
+    check_payloads_retained(parent)
     return tuple(read_sealed(parent, operation, artifacts)
                  for operation in sorted(parent.children, key=lambda child: child.ordinal))
 

@@ -31,6 +31,7 @@ from dpone.journal._fence import Candidate, Scope, admission_refusal
 from dpone.journal._governance import record_authority
 from dpone.journal._ids import child_operation_id, parent_operation_id
 from dpone.journal._lookup import children, fence_inputs, parent_operation, require_parent
+from dpone.journal._retention import record as record_retention
 from dpone.journal._unit import UnitOfWork
 
 ADMISSION_ACTOR = "journal.admission"
@@ -203,6 +204,7 @@ def admit(tx: UnitOfWork, contract: StateContract, request: ParentAdmission) -> 
             raise refusal
     tx.run("insert_parent", **_parent_params(request, parent_id))
     record_authority(tx, request, parent_id)
+    record_retention(tx, request, parent_id)
     seal = _seal(contract, child_operation_id(parent_id, request.children[0].ordinal), epoch)
     tx.run_many("insert_children", [_child_params(request, parent_id, child, epoch, seal)
                                      for child in request.children])

@@ -33,7 +33,7 @@ KINDS = ("dpone.check_result.v1", "dpone.plan_result.v1", "dpone.seal_result.v1"
          "dpone.delivery_result.v1-empty", "dpone.delivery_inspection.v1",
          "dpone.delivery_resume_preview.v1", "dpone.delivery_list.v1",
          "dpone.delivery_reconcile_result.v1", "dpone.error.v1", "dpone.mutation_gate.v1",
-         "dpone.revocation_list.v1")
+         "dpone.revocation_list.v1", "dpone.payload_prune.v1")
 _AGES = frozenset({"age_s", "receipt_age_s"})
 _VOLATILE = re.compile(r"(?P<hex>[0-9a-f]{64})"
                        r"|(?P<instant>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?)"
@@ -145,6 +145,9 @@ def _runs(dpone: Dpone, receiver: ReceiverThread, root: Path,
     yield "dpone.revocation_list.v1", _document(dpone(
         "admin", "revoke", "--profile", "mock.batch-ndjson@1", "--journal", dpone.journal_url,
         "--reason", "vendor advisory VA-2026-17", "--actor", "sec-oncall", "--format", "json"))
+    yield "dpone.payload_prune.v1", _document(dpone(
+        "admin", "prune", "--journal", dpone.journal_url, "--artifacts",
+        str(dpone.state / "artifacts"), "--format", "json"))
 
 
 @pytest.fixture(scope="module")

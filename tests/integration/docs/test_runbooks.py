@@ -17,7 +17,8 @@ import pytest
 from support.common import ROOT
 
 REQUIRED = ("unknown-effect", "partial-application", "expired-receipt", "intent-conflict",
-            "overlapping-generation", "checkpoint-gap", "epoch-blocked", "revoked")
+            "overlapping-generation", "checkpoint-gap", "epoch-blocked", "revoked",
+            "payload-retention")
 
 
 def _generator() -> ModuleType:

@@ -124,7 +124,8 @@ CALLS = (
 ENVIRONMENT_LEVEL = frozenset({
     "contract", "now", "list_deliveries", "journal_epoch", "mutation_gate", "gate_status",
     "set_mutation_gate", "environment_id", "operation_namespace", "migrate", "close",
-    "set_revocation", "revocation_status", "take_rate_turn", "release_active_slot"})
+    "set_revocation", "revocation_status", "take_rate_turn", "release_active_slot",
+    "payload_retention", "expire_payloads"})
 """Journal members that take no operation id: environment-wide (``list_deliveries`` filters by
 namespace, tested below; the revocation list is the platform's, for every namespace), the scope
 itself, the dialect's own, and the receiver account's shared rate turns and slots (a receiver

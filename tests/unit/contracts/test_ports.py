@@ -12,10 +12,11 @@ from dpone.compiler import compile_workload
 from dpone.contracts import ports
 from dpone.contracts.binding import ConnectionBinding
 from dpone.contracts.secret import Credential, Secret
-from support.common import EXAMPLES
+from support.common import EXAMPLES, ROOT
 
 PORTS = {"ImmutableArtifactPort", "DeliveryJournalView", "DeliveryJournalPort",
-         "RestTransportPort", "CredentialResolver", "Clock"}
+         "RestTransportPort", "CredentialResolver", "Clock", "ArtifactExpiryPort",
+         "PrunableArtifactPort", "AdoptsFiles"}
 
 
 def test_every_port_is_a_protocol_declared_in_the_ports_module() -> None:
@@ -48,3 +49,14 @@ def test_a_plans_transport_resolves_its_credential_through_the_port() -> None:
     with transport.transport_for(plan, credentials=resolver):
         pass
     assert resolver.asked == [plan.binding.snapshot]
+
+
+def test_only_payload_retention_deletes_artifacts() -> None:
+    """The artifact stores' one deletion (``ArtifactExpiryPort.expire``) is called by `dpone
+    admin prune` alone, and only it opens a store typed with that port: the runtime cannot
+    delete a payload."""
+    package = ROOT / "dpone"
+    callers = {path.relative_to(package).as_posix() for path in package.rglob("*.py")
+               if ".expire(" in path.read_text(encoding="utf-8")
+               or "open_prunable_artifact_store(" in path.read_text(encoding="utf-8")}
+    assert callers == {"cli/admin_prune.py", "artifacts/_url.py"}

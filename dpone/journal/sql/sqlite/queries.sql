@@ -451,3 +451,40 @@ UPDATE rest_delivery_active_request
  WHERE authority = :authority AND principal = :principal AND slot = :slot
    AND holder = :holder AND token = :token
    AND julianday(expires_at) > julianday('now');
+
+-- name: record_payload_retention
+-- The profile's retention.payload_days of a new parent (set once, at admission).
+UPDATE rest_delivery_parent SET payload_days = :payload_days
+ WHERE parent_id = :parent_id AND environment_id = :environment_id;
+
+-- name: retention_children
+-- Every child of the environment, and every child elsewhere in this database whose payload or
+-- payload document key one of them also uses, with its parent's retention facts: whether the
+-- parent was admitted more than payload_days ago by the database clock, and whether its
+-- payloads already expired.
+WITH used AS (
+    SELECT payload_key AS artifact_key FROM rest_delivery_child
+     WHERE environment_id = :environment_id
+    UNION
+    SELECT payload_document_key FROM rest_delivery_child
+     WHERE environment_id = :environment_id)
+SELECT c.parent_id, c.operation_id, c.ordinal, c.environment_id, c.payload_key,
+       c.payload_document_key, c.execution_state, c.remote_effect, c.acknowledgement_state,
+       c.verification_state, c.checkpoint_state,
+       p.payload_days, p.admitted_at, p.payloads_expired_at,
+       (p.payload_days IS NOT NULL
+        AND julianday(p.admitted_at) < julianday('now') - p.payload_days) AS aged
+  FROM rest_delivery_child c
+  JOIN rest_delivery_parent p ON p.parent_id = c.parent_id
+ WHERE c.environment_id = :environment_id
+    OR c.payload_key IN (SELECT artifact_key FROM used)
+    OR c.payload_document_key IN (SELECT artifact_key FROM used)
+ ORDER BY p.admitted_at, c.parent_id, c.ordinal;
+
+-- name: expire_parent_payloads
+-- Mark one parent's payloads expired (once); its row is returned only when this call did it.
+UPDATE rest_delivery_parent
+   SET payloads_expired_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+ WHERE parent_id = :parent_id AND environment_id = :environment_id
+   AND payloads_expired_at IS NULL
+RETURNING payloads_expired_at;
