@@ -21,6 +21,7 @@ class StrictModel(BaseModel):
         strict=True,
         populate_by_name=True,
         validate_default=True,
+        defer_build=True,
     )
 
 
