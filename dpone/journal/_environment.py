@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import weakref
 from typing import Any, Literal
 
 from dpone.contracts._errors import DponeError
@@ -27,13 +28,20 @@ def environment(tx: UnitOfWork, *, lock: EnvironmentLock = "none") -> Environmen
     interleave with a SUBMITTING transaction that has already read the gate as OPEN; ``update``
     holds it for the gate change itself.
     """
+    if lock == "none" and tx in _READ:
+        return _READ[tx]  # read once per transaction: only a gate change writes it, in its own
     row = _environment_row(tx, lock)
     if row is None:  # the first transaction of this environment creates its row
         tx.run("ensure_environment")
         row = _environment_row(tx, lock)
     if row is None:
         raise DponeError(code="journal.unavailable", message="the environment row is missing")
-    return EnvironmentRow.decode(row)
+    _READ[tx] = decoded = EnvironmentRow.decode(row)
+    return decoded
+
+
+_READ: weakref.WeakKeyDictionary[UnitOfWork, EnvironmentRow] = weakref.WeakKeyDictionary()
+"""The environment row each open transaction read (dropped with the transaction)."""
 
 
 def _environment_row(tx: UnitOfWork, lock: EnvironmentLock) -> dict[str, Any] | None:
