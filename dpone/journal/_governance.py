@@ -82,7 +82,7 @@ def submit_refusal(tx: UnitOfWork, parent_id: str, operation_id: str) -> DponeEr
         return _revoked(authority.revoked[0], operation_id)
     expiry = authority.identity_valid_until
     if expiry is not None:
-        now = tx.now()
+        now = tx.codec.moment(rows[0]["journal_now"])
         if expiry <= now:
             return DponeError(
                 code="governance.identity_expired", operation_id=operation_id,
