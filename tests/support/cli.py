@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+import secrets
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
+import pytest
 from click.testing import CliRunner
 
 from dpone.cli._output import wants_json
@@ -94,3 +99,26 @@ def bind_registry(root: Path, authority: str) -> Path:
     binding.write_text(re.sub(r"^authority: .*$", f"authority: {authority}", text, flags=re.M),
                        encoding="utf-8")
     return registry
+
+
+@contextlib.contextmanager
+def fresh_journal_url(dialect: str, path: Path, request: pytest.FixtureRequest,
+                      prefix: str = "cli_") -> Iterator[str]:
+    """A fresh, empty journal of ``dialect``: a SQLite file at ``path``, or a new schema of the
+    session's PostgreSQL cluster (dropped afterwards)."""
+    if dialect == "sqlite":
+        yield str(path)
+        return
+    import psycopg  # noqa: PLC0415 - only the PostgreSQL variant needs the driver
+    from psycopg import sql  # noqa: PLC0415
+
+    admin_dsn = str(request.getfixturevalue("postgres_dsn"))
+    schema = prefix + secrets.token_hex(6)
+    with psycopg.connect(admin_dsn, autocommit=True) as admin:
+        admin.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+    separator = "&" if "?" in admin_dsn else "?"
+    try:
+        yield f"{admin_dsn}{separator}options={quote(f'-c search_path={schema},public')}"
+    finally:
+        with psycopg.connect(admin_dsn, autocommit=True) as admin:
+            admin.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))

@@ -5,15 +5,13 @@ schema of the session's PostgreSQL cluster named by a ``postgresql://`` URL)."""
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 
 from dpone.receiver import ReceiverConfig, ReceiverThread
-from support.cli import TOKEN, TOKEN_ENV, bind_registry
+from support.cli import TOKEN, TOKEN_ENV, bind_registry, fresh_journal_url
 
 
 @pytest.fixture(scope="module")
@@ -37,19 +35,6 @@ def registry(tmp_path: Path, receiver: ReceiverThread) -> Path:
 @pytest.fixture(params=["sqlite", "postgres"])
 def journal_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A fresh, empty journal: a SQLite file or a PostgreSQL schema (dropped afterwards)."""
-    if request.param == "sqlite":
-        yield str(tmp_path / "journal" / "journal.sqlite3")
-        return
-    import psycopg  # noqa: PLC0415 - only the PostgreSQL variant needs the driver
-    from psycopg import sql  # noqa: PLC0415
-
-    admin_dsn = str(request.getfixturevalue("postgres_dsn"))
-    schema = "cli_" + secrets.token_hex(6)
-    with psycopg.connect(admin_dsn, autocommit=True) as admin:
-        admin.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
-    separator = "&" if "?" in admin_dsn else "?"
-    try:
-        yield f"{admin_dsn}{separator}options={quote(f'-c search_path={schema},public')}"
-    finally:
-        with psycopg.connect(admin_dsn, autocommit=True) as admin:
-            admin.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
+    with fresh_journal_url(request.param, tmp_path / "journal" / "journal.sqlite3",
+                           request) as url:
+        yield url

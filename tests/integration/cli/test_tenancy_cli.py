@@ -12,15 +12,20 @@ delivery: ``journal.foreign_namespace``, exit 2, nothing written and nothing sen
 from __future__ import annotations
 
 import re
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 
 from dpone.receiver import ReceiverThread
-from support.cli import ONE_ASYNC_CHILD, TWO_ASYNC_CHILDREN, Dpone, bind_registry, posts
+from support.cli import (
+    ONE_ASYNC_CHILD,
+    TWO_ASYNC_CHILDREN,
+    Dpone,
+    bind_registry,
+    fresh_journal_url,
+    posts,
+)
 
 FOREIGN = "journal.foreign_namespace"
 
@@ -40,22 +45,10 @@ def _tenant_registry(root: Path, authority: str, tenant_id: str) -> Path:
 def other_journal_url(journal_url: str, tmp_path: Path,
                       request: pytest.FixtureRequest) -> Iterator[str]:
     """A second fresh journal of the same dialect as ``journal_url`` (another tenant's)."""
-    if not journal_url.startswith("postgres"):
-        yield str(tmp_path / "other-journal" / "journal.sqlite3")
-        return
-    import psycopg  # noqa: PLC0415 - only the PostgreSQL variant needs the driver
-    from psycopg import sql  # noqa: PLC0415
-
-    admin_dsn = str(request.getfixturevalue("postgres_dsn"))
-    schema = "tenant_" + secrets.token_hex(6)
-    with psycopg.connect(admin_dsn, autocommit=True) as admin:
-        admin.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
-    try:
-        separator = "&" if "?" in admin_dsn else "?"
-        yield f"{admin_dsn}{separator}options={quote(f'-c search_path={schema},public')}"
-    finally:
-        with psycopg.connect(admin_dsn, autocommit=True) as admin:
-            admin.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
+    dialect = "postgres" if journal_url.startswith("postgres") else "sqlite"
+    with fresh_journal_url(dialect, tmp_path / "other-journal" / "journal.sqlite3", request,
+                           prefix="tenant_") as url:
+        yield url
 
 
 def test_two_namespaces_sharing_one_receiver_account_send_different_keys_and_both_apply(
