@@ -40,11 +40,11 @@ from dpone.contracts.rate import (
 from dpone.contracts.transport import Response, TransportOutcome
 from dpone.executor.supervisor._context import RunContext
 from dpone.executor.supervisor._gate import Withheld
+from dpone.executor.transport import origin_of
 
 SLOT_RETRY_S: Final = (0.02, 0.2)
 """How long a submit waits, jittered, before asking again while every active-request slot of
 its receiver account is held."""
-_DEFAULT_PORTS: Final = {"https": 443, "http": 80}
 
 
 def rate_scope(plan: RestDeliveryPlan) -> RateScope:
@@ -52,11 +52,7 @@ def rate_scope(plan: RestDeliveryPlan) -> RateScope:
     explicit port) and remote principal."""
     binding = plan.binding.snapshot
     parts = urlsplit(binding.authority)
-    scheme = parts.scheme.lower()
-    host = (parts.hostname or "").lower()
-    port = parts.port or _DEFAULT_PORTS.get(scheme, 0)
-    shown = f"[{host}]" if ":" in host else host
-    return RateScope(authority=f"{scheme}://{shown}:{port}",
+    return RateScope(authority=origin_of(parts.scheme, parts.hostname or "", parts.port),
                      principal=binding.remote_principal_id)
 
 

@@ -39,6 +39,7 @@ from dpone.executor.transport._extract import (
 )
 from dpone.executor.transport._factory import transport_for
 from dpone.executor.transport._http import HttpTransport
+from dpone.executor.transport._location import origin_of
 from dpone.executor.transport._model import DEFAULT_RESPONSE_HEADERS, TransportTimeouts
 from dpone.executor.transport._phases import PHASE_TABLE, classify
 from dpone.executor.transport._retry import (
@@ -80,6 +81,7 @@ __all__ = [
     "extract",
     "full_jitter_delay",
     "next_delay",
+    "origin_of",
     "parse_bounded_json",
     "resolve_credentials",
     "retry_after_seconds",
