@@ -11,7 +11,7 @@ EXPECTED = {
     "FailureKind", "HttpBasicAuth", "HttpTransport", "OAuth2ClientCredentialsAuth",
     "OutboundRequest", "ReplayableBody", "Response", "RestTransportPort", "Secret", "TokenGrant",
     "TransportOutcome", "TransportPhase", "TransportTimeouts", "build_auth", "classify",
-    "extract", "full_jitter_delay", "next_delay", "parse_bounded_json", "resolve_credentials",
+    "extract", "full_jitter_delay", "next_delay", "origin_of", "parse_bounded_json", "resolve_credentials",
     "retry_after_seconds", "transport_for",
 }
 
