@@ -9,8 +9,10 @@ Sealing must cost about one encode + compress + SHA-256 pass over the parent. So
   compressed with the profile's codec once), so the same parent always gets the same
   estimates. They are close for rows like the sample and may be off either way for others;
   the planner only uses them to propose windows.
-* ``measure`` encodes the interval exactly once and writes the sealed bytes to a spool file of
-  their own in a scratch directory, keyed by the interval, with their size and digest.
+* ``measure`` encodes the interval exactly once and hands the sealed bytes to a
+  :class:`~dpone.executor.seal._spool.SpoolWriter`, which hashes them and writes them to a spool
+  file of their own in a scratch directory, keyed by the interval, while the planner goes on
+  (the sizes are known at once; the digest when the file is written).
   Publishing a child hands that file to the artifact store: a local store on the same
   filesystem adopts it as it is (no copy, no second hash), any other store reads it (any thread
   may). The files of intervals the planner rejected are deleted at once, the rest with the
@@ -21,6 +23,7 @@ Sealing must cost about one encode + compress + SHA-256 pass over the parent. So
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dpone.executor.seal._payload import PayloadEncoder
+from dpone.executor.seal._spool import SpoolWriter
 from dpone.plans import Measured
 
 SAMPLE_ROWS = 50_000
@@ -41,7 +45,12 @@ class Spooled:
     path: Path
     decoded_bytes: int
     sealed_bytes: int
-    digest: str
+    written: Future[str]
+
+    @property
+    def digest(self) -> str:
+        """The sealed bytes' digest, once the file holds them (raises the write's error)."""
+        return self.written.result()
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +89,7 @@ class SealingOracle:
                       if pa.types.is_string(field.type) or pa.types.is_large_string(field.type)]
         self._spools: dict[tuple[int, int], Spooled] = {}
         self._model: _Model | None = None
+        self._writer = SpoolWriter()
 
     def _sized(self, spooled: Spooled) -> Measured:
         return Measured(decoded_bytes=spooled.decoded_bytes,
@@ -94,17 +104,11 @@ class SealingOracle:
         return self._sized(spooled)
 
     def _spool(self, first_row: int, row_count: int) -> Spooled:
-        encoded = self._encoder.encode(first_row, row_count)
+        chunks, decoded = self._encoder.sealed_chunks(first_row, row_count)
+        size = sum(len(chunk) for chunk in chunks)
         self._spooled_files += 1
         path = self._scratch / f"payload-{self._spooled_files:06d}.spool"
-        size = 0
-        with path.open("xb") as spool:
-            for chunk in encoded.chunks:
-                spool.write(chunk)
-                size += len(chunk)
-        if size != encoded.sealed.size:
-            raise OSError(f"the spool file {path} took {size} of {encoded.sealed.size} bytes")
-        return Spooled(path, encoded.decoded.size, size, encoded.sealed.digest)
+        return Spooled(path, decoded, size, self._writer.write(path, chunks, size))
 
     def estimate(self, first_row: int, row_count: int) -> Measured:
         model = self._model if self._model is not None else self._calibrate()
@@ -144,15 +148,20 @@ class SealingOracle:
     def discard_except(self, keep: set[tuple[int, int]]) -> None:
         """Delete the spool files of intervals that did not become children."""
         for key in [key for key in self._spools if key not in keep]:
-            self._spools.pop(key).path.unlink(missing_ok=True)
+            spooled = self._spools.pop(key)
+            spooled.written.exception()  # written (or failed) before it is deleted
+            spooled.path.unlink(missing_ok=True)
 
     def close(self) -> None:
-        """Forget the spools (their scratch directory deletes the files)."""
+        """Wait for the spools still being written, and forget them (their scratch directory
+        deletes the files)."""
+        self._writer.close()
         self._spools.clear()
 
 
 def read_spool(spooled: Spooled) -> Iterator[bytes]:
-    """The spooled sealed bytes, in chunks (safe from any thread)."""
+    """The spooled sealed bytes, in chunks, once written whole (safe from any thread)."""
+    spooled.written.result()
     with spooled.path.open("rb") as spool:
         while chunk := spool.read(_READ_CHUNK):
             yield chunk

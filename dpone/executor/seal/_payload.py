@@ -78,6 +78,20 @@ class PayloadEncoder:
         sealed_stream, sealed = measure(compress(decoded_stream, self._payload, self._codec))
         return Encoded(sealed_stream, decoded, sealed)
 
+    def sealed_chunks(self, first_row: int, row_count: int) -> tuple[list[bytes | memoryview], int]:
+        """The sealed bytes of an interval, encoded (and compressed) now, and its decoded size.
+
+        Nothing is hashed here (the spool writer hashes while it writes). Uncompressed payloads
+        stay zero-copy slices of the encoded row texts, which they keep alive.
+        """
+        decoded = ByteCount()
+        stream = decoded.tap(_guarded(lambda: self._blocks.payload(first_row, row_count)))
+        if self._payload.compression == "none":
+            chunks = [chunk for chunk in stream if len(chunk)]
+        else:
+            chunks = list(compress(stream, self._payload, self._codec))
+        return chunks, decoded.size
+
 
 def _guarded(start: Callable[[], Iterator[bytes | memoryview]]
              ) -> Iterator[bytes | memoryview]:

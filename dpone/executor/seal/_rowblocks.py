@@ -11,11 +11,12 @@ because every row's text depends on that row alone.
 Blocks hold at most :data:`BLOCK_ROWS` rows and about :data:`BLOCK_ARROW_BYTES` of Arrow data
 (fewer rows when rows are wide), so memory stays a few blocks' texts whatever the row width.
 
-While the planner consumes one block, the next one is encoded ahead on one background thread
-(the codec's Arrow kernels release the GIL, so encoding overlaps the planner's compression,
-hashing and spooling): at most :data:`KEPT_BLOCKS` + 1 blocks of texts are held at once, and
-every block is encoded once when the planner goes forward. A block is a pure function of its
-rows, so where it was encoded never changes a byte.
+While the planner consumes one block, the next :data:`AHEAD_BLOCKS` are encoded ahead, each on
+a background thread of its own (the codec's Arrow kernels release the GIL, so two blocks encode
+on two cores while the planner compresses, hashes and spools): at most :data:`KEPT_BLOCKS` +
+:data:`AHEAD_BLOCKS` blocks of texts are held at once, and every block is encoded once when the
+planner goes forward. A block is a pure function of its rows, so where it was encoded never
+changes a byte.
 
 A block holding a value the codec refuses is not cached; intervals over it encode just their
 own rows of it. An interval that itself holds such a value is encoded the direct way to raise
@@ -43,6 +44,9 @@ BLOCK_ARROW_BYTES = 8 << 20
 """Arrow bytes per block at most (at least one row): bounds a block's text for wide rows."""
 KEPT_BLOCKS = 2
 """Blocks kept: an interval spans at most two small blocks, and the planner goes forward."""
+AHEAD_BLOCKS = 2
+"""Blocks encoded ahead of the planner at once: one per core of a small machine, so encoding
+is not the planner's bottleneck."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +113,7 @@ class RowBlocks:
         self._block_rows = block_rows
         self._block_count = -(-table.num_rows // block_rows)
         self._kept: collections.OrderedDict[int, _Texts | None] = collections.OrderedDict()
-        self._ahead: _Ahead | None = None
+        self._ahead: collections.deque[_Ahead] = collections.deque()
 
     def payload(self, first_row: int, row_count: int) -> Iterator[bytes | memoryview]:
         """The decoded payload of rows ``first_row..first_row + row_count``, in chunks."""
@@ -155,23 +159,37 @@ class RowBlocks:
                          self._codec)
 
     def _block(self, index: int) -> _Texts | None:
-        if index not in self._kept and self._ahead is not None:
-            # Take the block encoded ahead before encoding another: at most KEPT_BLOCKS + 1.
-            ahead, self._ahead = self._ahead, None
-            encoded, block = ahead.result()
-            if encoded:  # else: encoded again below if needed, raising on this thread
-                self._keep(ahead.index, block)
+        if index not in self._kept:
+            self._collect(index)
         if index in self._kept:
             self._kept.move_to_end(index)
             block = self._kept[index]
         else:
             block = self._encoded(index)
             self._keep(index, block)
-        following = index + 1
-        if self._ahead is None and following < self._block_count \
-                and following not in self._kept:
-            self._ahead = _Ahead(following, self._encoded)
+        self._schedule(index)
         return block
+
+    def _collect(self, index: int) -> None:
+        """Take the blocks encoded ahead up to ``index``, in order (the planner went forward)."""
+        while self._ahead and self._ahead[0].index <= index:
+            ahead = self._ahead.popleft()
+            encoded, block = ahead.result()
+            if encoded:  # else: encoded again if needed, raising on the planner's thread
+                self._keep(ahead.index, block)
+
+    def _schedule(self, index: int) -> None:
+        """Start encoding the blocks after ``index`` that are neither kept nor under way."""
+        under_way = {ahead.index for ahead in self._ahead}
+        following = index + 1
+        while len(self._ahead) < AHEAD_BLOCKS and following < self._block_count:
+            if following not in self._kept and following not in under_way:
+                if self._ahead and self._ahead[-1].index > following:
+                    break  # the planner went back: keep the ahead blocks in order
+                self._ahead.append(_Ahead(following, self._encoded))
+            following += 1
+            if following > index + AHEAD_BLOCKS:
+                break
 
     def _encoded(self, index: int) -> _Texts | None:
         """The row texts of block ``index``, or None if it holds a value the codec refuses."""

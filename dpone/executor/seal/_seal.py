@@ -41,17 +41,25 @@ with the GIL released, so a few overlap well; results, progress and the topology
 order, and every child's bytes and documents are the same as when published one by one."""
 
 
-def _verified_table(parent: SourceParent, path: Path) -> MappedParent:
-    """The memory-mapped parent table, after checking the file against the parent's digest."""
+def _file_digest(path: Path) -> str:
     hasher = hashlib.sha256()
     with path.open("rb") as handle:
         while chunk := handle.read(_HASH_CHUNK):
             hasher.update(chunk)
-    if "sha256:" + hasher.hexdigest() != parent.artifact.digest:
+    return "sha256:" + hasher.hexdigest()
+
+
+def _check_digest(parent: SourceParent, path: Path, digest: Future[str]) -> None:
+    """Refuse the parent file unless it hashed to the parent's digest."""
+    if digest.result() != parent.artifact.digest:
         raise DponeError(code="artifacts.unavailable",
                          message=f"{path} does not hash to the parent digest "
                                  f"{parent.artifact.digest}",
                          details={"key": parent.artifact.key})
+
+
+def _mapped_table(parent: SourceParent, path: Path) -> MappedParent:
+    """The memory-mapped parent table, after checking its row count against the document."""
     mapped = MappedParent(path)
     table = mapped.table
     if table.num_rows != parent.row_count:
@@ -226,26 +234,32 @@ def seal_all(plan: RestDeliveryPlan, plan_digest: str, parent: SourceParent,
              scratch_dir: Path | None = None) -> SealedTopology:
     """Plan every child of the frozen ``parent`` and seal and publish each one.
 
-    Reads only the parent's IPC file at ``parent_bytes_path`` (memory-mapped, checked against
-    ``parent.artifact.digest``). Payload bytes go create-if-absent to
-    ``payloads/sha256/<hex>.<ext>`` and each child's ``dpone.rest_payload.v1`` document to
-    ``payloads/sha256/<hex of the document>.json``. ``progress(done, total)`` is called after
-    each sealed child. Deterministic: the same parent, plan and codec libraries give the same
-    bytes, digests and ``parent_plan_digest``.
+    Reads only the parent's IPC file at ``parent_bytes_path`` (memory-mapped; hashed while the
+    planner works and checked against ``parent.artifact.digest`` before anything is published).
+    Payload bytes go create-if-absent to ``payloads/sha256/<hex>.<ext>`` and each child's
+    ``dpone.rest_payload.v1`` document to ``payloads/sha256/<hex of the document>.json``.
+    ``progress(done, total)`` is called after each sealed child. Deterministic: the same parent,
+    plan and codec libraries give the same bytes, digests and ``parent_plan_digest``.
 
     Each payload is encoded and compressed once, while the planner measures it (row texts are
     encoded once per block of parent rows and sliced per interval); the sealed bytes of each
-    wait in a spool file of their own under a temporary directory in ``scratch_dir`` (the
-    system's temporary directory by default), which a local store on the same filesystem
-    adopts as the payload artifact (no copy, no second hash); the directory is deleted when
-    sealing ends. Up to :data:`PUBLISH_THREADS` children are published at once.
+    wait in a spool file of their own (written, hashed and flushed behind the planner) under a
+    temporary directory in ``scratch_dir`` (the system's temporary directory by default), which
+    a local store on the same filesystem adopts as the payload artifact (no copy, no second
+    hash); the directory is deleted when sealing ends. Up to :data:`PUBLISH_THREADS` children
+    are published at once.
     """
     bounded_memory_pool()
-    mapped = _verified_table(parent, parent_bytes_path)
-    with tempfile.TemporaryDirectory(prefix="dpone-seal-", dir=scratch_dir) as scratch:
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dpone-parent-hash") as hashing, \
+            tempfile.TemporaryDirectory(prefix="dpone-seal-", dir=scratch_dir) as scratch:
+        # The parent file is hashed while the planner reads it; nothing is published before
+        # the digest is checked.
+        digest = hashing.submit(_file_digest, parent_bytes_path)
+        mapped = _mapped_table(parent, parent_bytes_path)
         sealer = _Sealer(plan, plan_digest, parent, mapped.table, artifacts, Path(scratch))
         try:
             children = _plan(plan, parent, _Releasing(sealer.oracle, mapped))
+            _check_digest(parent, parent_bytes_path, digest)
             sealer.oracle.discard_except({(child.first_row, child.row_count)
                                           for child in children.children})
             sealed = _seal_children(sealer, children.children, progress, mapped.release)

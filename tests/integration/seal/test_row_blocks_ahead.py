@@ -1,4 +1,4 @@
-"""The sealer encodes the next block of parent rows ahead, on one background thread, while the
+"""The sealer encodes the next blocks of parent rows ahead, on background threads, while the
 planner consumes the current one: every block is still encoded once, the bytes are those of the
 direct encoding, and a value the codec refuses surfaces exactly as before."""
 
