@@ -38,9 +38,9 @@ from dpone.codecs import PayloadEncodingError, encode_rows, row_frame, row_texts
 from dpone.contracts.mapping import PayloadMapping
 from dpone.contracts.profile import Codec, PayloadFormat
 
-BLOCK_ROWS = 65_536
+BLOCK_ROWS = 32_768
 """Rows encoded at once at most: enough to amortize the codec's per-call cost."""
-BLOCK_ARROW_BYTES = 8 << 20
+BLOCK_ARROW_BYTES = 4 << 20
 """Arrow bytes per block at most (at least one row): bounds a block's text for wide rows."""
 KEPT_BLOCKS = 2
 """Blocks kept: an interval spans at most two small blocks, and the planner goes forward."""

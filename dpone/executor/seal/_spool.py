@@ -25,7 +25,7 @@ from pathlib import Path
 Buffer = bytes | memoryview
 WRITER_THREADS = 2
 """Spools written at once: one per core of a small machine."""
-PENDING_SPOOLS = 4
+PENDING_SPOOLS = 3
 """Spools queued or being written at most; the planner waits beyond that."""
 
 
