@@ -135,8 +135,8 @@ def classify(profile: OperationProfile, sealed: SealedChild,
 def submit(ctx: RunContext, operation: ChildOperation,
            sealed: SealedChild) -> ChildOperation | DeliveryBlocked | Withheld:
     """Take a SEALED or RETRY_WAIT child through SUBMITTING to its recorded submit outcome."""
-    check_payload(sealed, ctx.artifacts)
-    request = outbound_request(ctx.plan, sealed, ctx.artifacts)
+    request = outbound_request(ctx.plan, sealed, ctx.artifacts,
+                               check_payload(sealed, ctx.artifacts))
     started = ctx.clock.monotonic()
     replay = False
     # The mutation lease, and the first attempt planned in the same transaction when the child

@@ -130,8 +130,14 @@ class OwnConnection:
             self._idle.clear()
 
 
+_AS_IS = frozenset({str, int, float, bool, bytes, type(None), dt.date, dt.datetime})
+"""Parameter types psycopg binds as they are (checked by exact type: the common case is cheap)."""
+
+
 def _bind(value: Any) -> Any:
     """Python values as psycopg binds them: mappings as ``jsonb``."""
+    if type(value) in _AS_IS:
+        return value
     return Jsonb(dict(value)) if isinstance(value, Mapping) else value
 
 

@@ -64,8 +64,14 @@ _CONSTRAINT_CODES = {
 }
 
 
+_AS_IS = frozenset({str, int, float, bool, bytes, type(None)})
+"""Parameter types SQLite binds as they are (checked by exact type: the common case is cheap)."""
+
+
 def _bind(value: Any) -> Any:
     """Python values as stored: dates and timestamps as ISO text, mappings as JSON text."""
+    if type(value) in _AS_IS:
+        return value
     if isinstance(value, dt.datetime):
         return moment_text(value)
     if isinstance(value, dt.date):
