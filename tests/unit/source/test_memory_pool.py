@@ -38,3 +38,15 @@ def test_the_freeze_and_seal_pool_is_jemalloc() -> None:
 
 def test_an_explicit_pool_choice_is_kept() -> None:
     assert _backend(ARROW_DEFAULT_MEMORY_POOL="system") == "system"
+
+
+@pytest.mark.skipif(not _has_jemalloc(), reason="this pyarrow is built without jemalloc")
+def test_freed_pages_go_back_after_the_pool_decay() -> None:
+    probe = ("import pyarrow as pa; seen = []; pa.jemalloc_set_decay_ms = seen.append; "
+             "from dpone.executor.source import bounded_memory_pool; "
+             "from dpone.executor.source._arrow import JEMALLOC_DECAY_MS; "
+             "bounded_memory_pool(); print(seen == [JEMALLOC_DECAY_MS] and 0 < seen[0] < 1000)")
+    clean = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    done = subprocess.run([sys.executable, "-c", probe], env=clean, capture_output=True,
+                          text=True, check=True)
+    assert done.stdout.strip() == "True"
