@@ -263,12 +263,16 @@ def _retryable(error: psycopg.Error) -> bool:
 
 
 def run_transaction(source: ConnectionSource, environment_id: str, work: Callable[[Tx], _T], *,
-                    durable: bool = False, where: str | None = None,
+                    durable: bool = False, synced: bool = True, where: str | None = None,
                     secret: str | None = None) -> _T:
     """Run ``work`` in one transaction; re-run it on serialization failures and deadlocks.
 
-    ``where`` (a password-free display of the journal) and ``secret`` (the password to mask in
-    driver messages) only shape the error a failure becomes.
+    ``synced=False``: a write of non-critical state, committed without waiting for its WAL
+    flush (``synchronous_commit = off`` for this transaction). WAL is flushed in order, so the
+    next synchronous commit makes it durable too; a crash of the server can lose only the
+    newest of these writes, never a critical transaction. ``where`` (a password-free display of
+    the journal) and ``secret`` (the password to mask in driver messages) only shape the error
+    a failure becomes.
     """
     for run in range(MAX_TRANSACTION_RUNS):
         try:
@@ -277,6 +281,8 @@ def run_transaction(source: ConnectionSource, environment_id: str, work: Callabl
                 tx = Tx(cursor, environment_id)
                 if durable:
                     durability_gate(tx)
+                elif not synced:
+                    tx.statement("commit_unsynced")
                 return work(tx)
         except psycopg.Error as error:
             if _retryable(error) and run + 1 < MAX_TRANSACTION_RUNS:

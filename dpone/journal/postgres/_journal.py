@@ -5,7 +5,11 @@ Each method is one transaction (``run_transaction``); the policy lives in the sh
 and every timestamp come from the database clock; effect domains are serialized by row locks
 (``SELECT ... FOR UPDATE`` on the domain lock row). With ``require_durability=True`` every
 critical transaction (admission, SUBMITTING, transitions, promotion, gate changes) commits with
-``synchronous_commit = remote_apply`` and only while a synchronous standby streams.
+``synchronous_commit = remote_apply`` and only while a synchronous standby streams. A write of
+non-critical state only (a lease taken, renewed or released, an attempt planned, a submit turn)
+commits with ``synchronous_commit = off``, as the SQLite journal commits those without a sync:
+the WAL is flushed in order, so the next critical commit makes them durable, and each critical
+transaction reads again the lease it relies on.
 """
 
 from __future__ import annotations
@@ -51,10 +55,12 @@ class PostgresJournal(JournalBase):
             self._source = self._own
 
     def _run(self, work: Callable[[UnitOfWork], _T], kind: TransactionKind) -> _T:
-        """Reads and lease writes run plain; critical ones pass the durability gate if required."""
+        """Reads run plain; writes of non-critical state (leases, attempt plans, submit turns)
+        commit without waiting for their WAL flush; critical ones wait for it, and pass the
+        durability gate if required."""
         return run_transaction(self._source, self.environment_id, work,
                                durable=kind == "critical" and self.require_durability,
-                               where=self._where, secret=self._secret)
+                               synced=kind != "write", where=self._where, secret=self._secret)
 
     def migrate(self) -> tuple[int, ...]:
         """Apply pending migrations (idempotent; a changed migration is refused)."""

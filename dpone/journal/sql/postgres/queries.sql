@@ -27,6 +27,9 @@ SELECT clock_timestamp() AS now;
 -- name: durability_remote_apply
 SET LOCAL synchronous_commit = remote_apply;
 
+-- name: commit_unsynced
+SET LOCAL synchronous_commit = off;
+
 -- name: durability_setting
 SELECT current_setting('synchronous_commit') AS synchronous_commit,
        current_setting('synchronous_standby_names') AS standby_names;
