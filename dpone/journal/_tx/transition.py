@@ -63,6 +63,14 @@ def _check_empty_input(tx: UnitOfWork, row: ChildRow, listed: ListedTransition) 
 def transition(tx: UnitOfWork, contract: StateContract, request: TransitionRequest,
                lease: Lease, *, taken_epoch: int | None = None) -> ChildOperation:
     """``taken_epoch``: this transaction took ``lease`` itself under that journal epoch."""
+    return child_model(_transitioned(tx, contract, request, lease, taken_epoch=taken_epoch))
+
+
+def _transitioned(tx: UnitOfWork, contract: StateContract, request: TransitionRequest,
+                  lease: Lease, *, taken_epoch: int | None = None,
+                  written: ChildRow | None = None) -> ChildRow:
+    """The transition's stored row. ``written``: the row this transaction's previous CAS
+    returned (current while the transaction lasts), instead of reading it again."""
     check_lease_identity(lease, request.operation_id, {lease.kind})
     lease_epoch = granted_epoch(tx, lease, taken_epoch)
     epoch = taken_epoch if taken_epoch is not None else environment(tx).journal_epoch
@@ -71,7 +79,8 @@ def transition(tx: UnitOfWork, contract: StateContract, request: TransitionReque
         raise DponeError(code="journal.illegal_transition", operation_id=request.operation_id,
                          message=f"{request.transition_id} enters SUBMITTING: use "
                          "plan_attempt and enter_submitting")
-    row = require_child(tx, request.operation_id)
+    row = (written if written is not None and written.operation_id == request.operation_id
+           else require_child(tx, request.operation_id))
     if (listed is not None
             and records_watermark(contract.tuples[listed.target], row.mutation_kind)
             and tx.lock_domains([row.effect_conflict_domain])):
@@ -107,7 +116,7 @@ def transition(tx: UnitOfWork, contract: StateContract, request: TransitionReque
                reason=request.transition_id)
     if records_watermark(decision.target, row.mutation_kind):
         raise_watermark(tx, updated)
-    return child_model(updated)
+    return updated
 
 
 def settle_response(tx: UnitOfWork, contract: StateContract, request: TransitionRequest,
@@ -116,17 +125,17 @@ def settle_response(tx: UnitOfWork, contract: StateContract, request: Transition
     """The submit answer under the held mutation ``lease``, the verification it proves under a
     claim taken here (CAS on the revision the answer produced), and ``lease`` released: the
     steps a synchronous child takes after its response with no I/O between them."""
-    answered = transition(tx, contract, request, lease)
+    answered = _transitioned(tx, contract, request, lease)
     if verification is None:
         release(tx, lease)
-        return (answered,)
+        return (child_model(answered),)
     if verification_lease is None or verification_lease.operation_id != request.operation_id \
             or verification.operation_id != request.operation_id:
         raise DponeError(code="journal.illegal_transition", operation_id=request.operation_id,
                          message="a verification settled with an answer needs a claim on the "
                          "same operation")
     follow = verification.model_copy(update={"expected_revision": answered.revision})
-    verified = holding(tx, verification_lease, lambda held, taken: transition(
-        tx, contract, follow, held, taken_epoch=taken))
+    verified = holding(tx, verification_lease, lambda held, taken: _transitioned(
+        tx, contract, follow, held, taken_epoch=taken, written=answered))
     release(tx, lease)
-    return answered, verified
+    return child_model(answered), child_model(verified)

@@ -5,10 +5,13 @@ it commits, or none of it does."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from dpone.contracts import DponeError
 from dpone.contracts.journal import ChildOperation, DeliveryJournalPort, Lease, LeaseClaim, TransitionRequest
+from dpone.journal._tx import transition as transition_tx
 from support.journal import admission, submit
 
 ANSWER = ("submitting_sync_success", ("response_recorded",))
@@ -43,6 +46,29 @@ def test_the_answer_its_verification_and_the_release_commit_together(
     assert journal.get_child(child.operation_id) == done
     for kind in ("mutation", "observation"):  # both free the moment it commits
         assert journal.acquire_lease(child.operation_id, kind, "other", 60).holder == "other"
+
+
+def test_the_verification_reads_no_row_the_answer_just_wrote(
+        journal: DeliveryJournalPort, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The answer's CAS returns the child's row; the verification's guard runs on it (the
+    same transaction holds it), so the child is read once for both (an append: a replacement's
+    verification takes the effect domain's lock first and then reads the child again)."""
+    operation_id = journal.admit_parent(
+        admission([(0, 10)], kind="incremental_append")).parent.children[0].operation_id
+    child, lease = submit(journal, operation_id)
+    answer, verified, claim = _requests(child)
+    reads: list[str] = []
+    read = transition_tx.require_child
+
+    def counted(tx: Any, operation_id: str) -> Any:
+        reads.append(operation_id)
+        return read(tx, operation_id)
+
+    monkeypatch.setattr(transition_tx, "require_child", counted)
+    _, done = journal.settle_response(answer, lease, verification=verified,
+                                      verification_lease=claim)
+    assert reads == [child.operation_id]
+    assert journal.get_child(child.operation_id) == done
 
 
 def test_an_answer_alone_is_recorded_and_its_lease_released(journal: DeliveryJournalPort) -> None:
