@@ -10,15 +10,15 @@ from __future__ import annotations
 from dpone.contracts._axes import ExecutionState
 from dpone.contracts._errors import DponeError
 from dpone.contracts.journal import AttemptPlan
-from dpone.journal._lookup import require_child, require_parent
+from dpone.journal._lookup import require_child
 from dpone.journal._rows import ChildRow, SlotRow
 from dpone.journal._unit import UnitOfWork
 
 
-def reserve(tx: UnitOfWork, row: ChildRow, attempt: AttemptPlan) -> None:
-    """Take the lowest free remote-job slot of the domain, or refuse: capacity exhausted."""
+def reserve(tx: UnitOfWork, row: ChildRow, attempt: AttemptPlan, limit: int) -> None:
+    """Take the lowest free of the domain's ``limit`` remote-job slots (the parent's
+    ``max_remote_jobs``), or refuse: capacity exhausted."""
     domain = row.effect_conflict_domain
-    limit = require_parent(tx, row.parent_id).max_remote_jobs
     held = [SlotRow.decode(slot) for slot in tx.all("active_slots", domain=domain)]
     taken = {slot.slot for slot in held}
     free = [slot for slot in range(1, limit + 1) if slot not in taken]

@@ -2,7 +2,7 @@
 
 A parent records at admission its plan's profile ``id@version``, binding id and the binding's
 ``remote_identity.valid_until`` (``record_authority``). Every transaction that plans or enters
-a new attempt asks ``submit_refusal`` after it has read the environment row: a revoked profile
+a new attempt asks ``submit_authority`` after it has read the environment row: a revoked profile
 or binding, or an identity attestation expired by the database clock, refuses the submit before
 any MAY_ATTEMPT marker or request. Nothing else reads the list: inspection, receipt
 observation, verification and reconciliation go on whatever it says.
@@ -32,7 +32,8 @@ from dpone.contracts.revocation import (
 )
 from dpone.journal._cas import audit
 from dpone.journal._environment import environment
-from dpone.journal._rows import Row, RowCodec
+from dpone.journal._lookup import require_parent
+from dpone.journal._rows import ParentRow, Row, RowCodec
 from dpone.journal._unit import UnitOfWork
 
 _UNREVOKE = {"profile": "--profile", "binding": "--binding"}
@@ -71,12 +72,18 @@ def record_authority(tx: UnitOfWork, request: ParentAdmission, parent_id: str) -
            binding_ref=request.binding_ref, identity_valid_until=request.identity_valid_until)
 
 
-def submit_refusal(tx: UnitOfWork, parent_id: str, operation_id: str) -> DponeError | None:
-    """The refusal of a new submit of ``operation_id`` (a child of ``parent_id``), if any: a
-    revoked profile, a revoked binding, or an expired remote identity (database clock)."""
+def submit_authority(tx: UnitOfWork, parent_id: str,
+                     operation_id: str) -> tuple[ParentRow, DponeError | None]:
+    """The parent of a new submit of ``operation_id`` and the submit's refusal, if any (one
+    statement): a revoked profile, a revoked binding, or an expired remote identity (database
+    clock). A missing parent is ``journal.not_found``."""
     rows = tx.all("submit_authority", parent_id=parent_id)
     if not rows:
-        return None  # require_parent refuses a missing parent elsewhere
+        return require_parent(tx, parent_id), None  # refuses the missing parent
+    return ParentRow.decode(tx.codec, rows[0]), _refusal(tx, rows, operation_id)
+
+
+def _refusal(tx: UnitOfWork, rows: Sequence[Row], operation_id: str) -> DponeError | None:
     authority = SubmitAuthority.decode(tx.codec, rows)
     if authority.revoked:
         return _revoked(authority.revoked[0], operation_id)

@@ -32,10 +32,10 @@ from dpone.journal._capacity import reserve
 from dpone.journal._cas import apply_decision, guarded
 from dpone.journal._effects import absence_reconciled
 from dpone.journal._environment import environment
-from dpone.journal._governance import submit_refusal
+from dpone.journal._governance import submit_authority
 from dpone.journal._ids import attempt_id
 from dpone.journal._leases import acquire, check_lease_identity, check_submit_holder, live_lease
-from dpone.journal._lookup import fence_refusal, require_child, require_parent
+from dpone.journal._lookup import fence_refusal, require_child
 from dpone.journal._marker import check_binding, marker_document, marker_key
 from dpone.journal._models import child_model
 from dpone.journal._rate import take_turn
@@ -138,11 +138,10 @@ def _planned(tx: UnitOfWork, row: ChildRow, lease: Lease,
         # Refused before any MAY_ATTEMPT marker exists: a marker planned now would bind this
         # epoch, and the epoch changes when the gate reopens.
         raise gate_blocked(operation_id)
-    denied = submit_refusal(tx, row.parent_id, operation_id)
+    parent, denied = submit_authority(tx, row.parent_id, operation_id)
     if denied is not None:  # revoked or expired: refused before any MAY_ATTEMPT marker
         raise denied
     epoch = current.journal_epoch
-    parent = require_parent(tx, row.parent_id)
     ordinal = row.attempt_ordinal + 1
     namespace = row.operation_namespace
     end, correction = row.generation
@@ -205,14 +204,14 @@ def enter_submitting(tx: UnitOfWork, contract: StateContract, attempt: AttemptPl
     if current.mutation_gate != "OPEN":
         raise gate_blocked(attempt.operation_id)
     row = require_child(tx, attempt.operation_id)
-    denied = submit_refusal(tx, row.parent_id, row.operation_id)
+    parent, denied = submit_authority(tx, row.parent_id, row.operation_id)
     if denied is not None:  # read under the environment row: a revocation cannot interleave
         raise denied
     if tx.lock_domains([row.effect_conflict_domain]):
         row = require_child(tx, attempt.operation_id)
     transition_id = submittable(row, expected_revision, fenced_replay=fenced_replay)
     if fenced_replay:
-        check_replay_authority(require_parent(tx, row.parent_id), attempt)
+        check_replay_authority(parent, attempt)
     if row.revision != expected_revision:
         raise DponeError(code="journal.revision_conflict", operation_id=row.operation_id,
                          message=f"expected revision {expected_revision}, the journal holds "
@@ -239,7 +238,7 @@ def enter_submitting(tx: UnitOfWork, contract: StateContract, attempt: AttemptPl
         tx.run("record_attempt_outcome", operation_id=row.operation_id,
                attempt_ordinal=row.attempt_ordinal, outcome=transition_id)
         tx.run("release_reservation", attempt_id=previous.attempt_id, reason="fenced_replay")
-    reserve(tx, row, attempt)
+    reserve(tx, row, attempt, parent.max_remote_jobs)
     tx.run("insert_attempt", attempt_id=attempt.attempt_id, operation_id=row.operation_id,
            attempt_ordinal=attempt.attempt_ordinal, marker_key=attempt.marker_key,
            marker_digest=digest, expected_revision=expected_revision, journal_epoch=epoch,

@@ -432,9 +432,9 @@ UPDATE rest_delivery_parent
  WHERE parent_id = %(parent_id)s AND environment_id = %(environment_id)s;
 
 -- name: submit_authority
--- A parent's recorded profile, binding and identity expiry, with the revocations naming them,
--- and the database clock the expiry is judged by (no second round trip for it).
-SELECT p.profile_ref, p.binding_ref, p.identity_valid_until, clock_timestamp() AS journal_now,
+-- A parent's row (with its recorded profile, binding and identity expiry), the revocations
+-- naming them, and the database clock the expiry is judged by (no second round trip for it).
+SELECT p.*, clock_timestamp() AS journal_now,
        r.kind AS revoked_kind, r.ref AS revoked_ref, r.reason AS revoked_reason,
        r.revoked_by, r.revoked_at
   FROM rest_delivery_parent p
