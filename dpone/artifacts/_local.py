@@ -149,21 +149,31 @@ class LocalArtifactStore:
         return settle(ref, *existing)
 
     def _ensure_directory(self, directory: Path, key: str) -> None:
+        """Create the missing directories of ``directory`` below the root, each one's entry
+        synced in its parent; the ones that exist are only looked at, never created again."""
         if directory.is_dir():
             return
-        self._root.mkdir(parents=True, exist_ok=True)
-        current = self._root
-        for part in directory.relative_to(self._root).parts:
-            parent, current = current, current / part
+        missing: list[Path] = []
+        current = directory
+        while current != self._root and not current.is_dir():
+            if os.path.lexists(current):
+                if current.is_dir():  # created meanwhile by another writer
+                    break
+                raise _prefix_conflict(key, current.relative_to(self._root))  # a file there
+            missing.append(current)
+            current = current.parent
+        if current == self._root and not self._root.is_dir():
+            self._root.mkdir(parents=True, exist_ok=True)
+        for current in reversed(missing):
             try:
                 os.mkdir(current)
-            except FileExistsError:
+            except FileExistsError:  # created meanwhile by another writer
                 if not current.is_dir():
                     raise _prefix_conflict(key, current.relative_to(self._root)) from None
                 continue
             except NotADirectoryError:
-                raise _prefix_conflict(key, parent.relative_to(self._root)) from None
-            _fsync_directory(parent)
+                raise _prefix_conflict(key, current.parent.relative_to(self._root)) from None
+            _fsync_directory(current.parent)
 
     # -- retention ------------------------------------------------------------------------------
 

@@ -122,3 +122,24 @@ def test_an_unwritable_root_is_unavailable(tmp_path: Path) -> None:
     assert caught.value.code == "artifacts.unavailable"
     assert isinstance(caught.value.__cause__, OSError)
     assert store.stat("k") is None
+
+
+def test_only_missing_directories_of_a_key_are_created(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key's directories that exist are looked at, not created again (each new one's entry
+    is synced in its parent): a child's evidence lands beside its siblings' at one mkdir."""
+    store = LocalArtifactStore(tmp_path / "store")
+    store.put_bytes("evidence/first/attempt-1/response.json", b"{}")
+    created: list[str] = []
+    mkdir = os.mkdir
+
+    def counted(path: Any, *args: Any, **kwargs: Any) -> None:
+        created.append(Path(path).relative_to(store.root).as_posix())
+        mkdir(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "mkdir", counted)
+    store.put_bytes("evidence/first/attempt-1/verification.json", b"{}")
+    assert created == []
+    store.put_bytes("evidence/second/attempt-1/response.json", b"{}")
+    assert created == ["evidence/second", "evidence/second/attempt-1"]
+    assert store.get_bytes("evidence/second/attempt-1/response.json") == b"{}"
