@@ -81,8 +81,12 @@ def _parser() -> Lark:
     return Lark.open("pointer.lark", rel_to=__file__, parser="lalr")
 
 
+@functools.lru_cache(maxsize=1024)
 def parse_pointer(text: str) -> JsonPointer:
-    """Parse an RFC 6901 pointer; refuse with a ``pointer.syntax`` DponeError and its column."""
+    """Parse an RFC 6901 pointer; refuse with a ``pointer.syntax`` DponeError and its column.
+
+    A profile's few pointers are read on every response: each is parsed once (a refusal is
+    raised again each time, never cached)."""
     try:
         tokens = _PointerTransformer().transform(_parser().parse(text))
     except UnexpectedInput as exc:

@@ -114,3 +114,29 @@ def test_malformed_pointers_are_refused_with_column(pointer: str, column: int) -
     assert caught.value.code == "pointer.syntax"
     assert caught.value.location is not None
     assert caught.value.location.column == column
+
+
+def test_a_pointer_is_parsed_once_and_a_refusal_every_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Response extraction reads a profile's few pointers on every response: the parse is kept,
+    the refusal of a bad pointer is not (it raises again, with its column)."""
+    from dpone.grammar import _pointer  # noqa: PLC0415 - the module whose parser is counted
+
+    parses: list[str] = []
+    parser = _pointer._parser()
+
+    class Counting:
+        def parse(self, text: str) -> Any:
+            parses.append(text)
+            return parser.parse(text)
+
+    monkeypatch.setattr(_pointer, "_parser", Counting)
+    _pointer.parse_pointer.cache_clear()
+    first = _pointer.parse_pointer("/counts/accepted_rows")
+    assert _pointer.parse_pointer("/counts/accepted_rows") is first
+    assert parses == ["/counts/accepted_rows"]
+    for _ in range(2):
+        with pytest.raises(DponeError):
+            _pointer.parse_pointer("/a~2")
+    assert parses.count("/a~2") == 2
+    _pointer.parse_pointer.cache_clear()
