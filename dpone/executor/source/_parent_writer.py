@@ -10,8 +10,11 @@ pages resident) to prove the schema, batch sizes, row count and scope order.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
+import queue
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,29 +59,65 @@ def scope_index(day_counts: Sequence[tuple[dt.date, int]]) -> tuple[ScopeIndexEn
     return tuple(entries)
 
 
+_PENDING_WRITES = 64
+"""Buffers handed to the parent file's writing thread and not yet written, at most."""
+
+
 class _HashingFile:
-    """A write-only file object that hashes and counts the bytes it passes to ``handle``."""
+    """A write-only file object that counts the bytes it is given and hashes and writes them to
+    ``path`` on a thread of its own (SHA-256 and file writes release the GIL), so the freeze
+    sorts the next rows while the last ones are written. The IPC writer's buffers are copied
+    (they are not the file's to keep); at most :data:`_PENDING_WRITES` wait. A write that failed
+    is raised again by the next :meth:`write`, :meth:`flush` or :meth:`close`."""
 
     def __init__(self, path: Path) -> None:
         self._handle = open(path, "wb")  # noqa: SIM115 - closed by close()
         self.hasher = hashlib.sha256()
         self.size = 0
         self.closed = False
+        self._queue: queue.Queue[bytes | None] = queue.Queue(maxsize=_PENDING_WRITES)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._drain, name="dpone-parent-writer",
+                                        daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        while True:
+            chunk = self._queue.get()
+            try:
+                if chunk is None:
+                    return
+                if self._error is None:
+                    self._handle.write(chunk)
+                    self.hasher.update(chunk)
+            except BaseException as error:  # raised again on the writer's thread
+                self._error = error
+            finally:
+                self._queue.task_done()
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            raise self._error
 
     def write(self, data: bytes | memoryview) -> int:
-        view = memoryview(data)
-        self._handle.write(view)
-        self.hasher.update(view)
-        self.size += view.nbytes
-        return view.nbytes
+        self._raise()
+        chunk = bytes(data)
+        self._queue.put(chunk)
+        self.size += len(chunk)
+        return len(chunk)
 
     def flush(self) -> None:
+        self._queue.join()
+        self._raise()
         self._handle.flush()
 
     def close(self) -> None:
         if not self.closed:
-            self._handle.close()
             self.closed = True
+            self._queue.put(None)
+            self._thread.join()
+            self._handle.close()
+            self._raise()
 
 
 class ParentWriter:
@@ -97,8 +136,12 @@ class ParentWriter:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *_exc: object) -> None:
-        self._file.close()
+    def __exit__(self, *exc: object) -> None:
+        if exc[0] is None:
+            self._file.close()
+            return
+        with contextlib.suppress(Exception):  # the error in flight is the one to report
+            self._file.close()
 
     def room(self) -> int:
         """Rows the current record batch still takes (feed slices of this size to avoid copies)."""
