@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 import pyarrow as pa
 
-from dpone.codecs import Measurement, PayloadEncodingError, compress, measure
+from dpone.codecs import PayloadEncodingError, compress
 from dpone.contracts import DponeError
 from dpone.contracts.mapping import PayloadMapping
 from dpone.contracts.profile import Codec, PayloadFormat
@@ -44,19 +43,6 @@ class ByteCount:
         self._complete = True
 
 
-@dataclass(frozen=True, slots=True)
-class Encoded:
-    """A payload stream in flight: consume ``chunks`` to the end, then read the measurements.
-
-    Decoded bytes are only counted (their digest is not part of any identity); the sealed
-    bytes are counted and hashed.
-    """
-
-    chunks: Iterator[bytes]
-    decoded: ByteCount
-    sealed: Measurement
-
-
 class PayloadEncoder:
     """Encodes row intervals of the memory-mapped parent table with the profile's codec.
 
@@ -71,12 +57,6 @@ class PayloadEncoder:
         self._payload = payload
         self._codec = codec
         self._blocks = RowBlocks(table, mapping, payload, codec)
-
-    def encode(self, first_row: int, row_count: int) -> Encoded:
-        decoded = ByteCount()
-        decoded_stream = decoded.tap(_guarded(lambda: self._blocks.payload(first_row, row_count)))
-        sealed_stream, sealed = measure(compress(decoded_stream, self._payload, self._codec))
-        return Encoded(sealed_stream, decoded, sealed)
 
     def sealed_chunks(self, first_row: int, row_count: int) -> tuple[list[bytes | memoryview], int]:
         """The sealed bytes of an interval, encoded (and compressed) now, and its decoded size.

@@ -105,9 +105,9 @@ def test_the_sealer_reports_a_refused_value_of_a_block_encoded_ahead_by_column_a
     table = pa.table({"s": pa.array(["v"] * rows, pa.string()),
                       "f": pa.array(floats, pa.float64())})
     encoder = PayloadEncoder(table, MAPPING, _payload("ndjson"), Codec())
-    b"".join(encoder.encode(0, 1_000).chunks)  # the first block; the second is encoded ahead
+    encoder.sealed_chunks(0, 1_000)  # the first block; the next ones are encoded ahead
     with pytest.raises(DponeError) as raised:
-        b"".join(encoder.encode(BLOCK_ROWS - 10, 20).chunks)
+        encoder.sealed_chunks(BLOCK_ROWS - 10, 20)
     assert raised.value.code == "source.type_mismatch"
     assert raised.value.details == {"column": "f", "row": 15}
     assert (BLOCK_ROWS, BLOCK_ROWS, False) in encodes
