@@ -34,3 +34,18 @@ def postgres_dsn(request: pytest.FixtureRequest) -> Iterator[str]:
         fsync = request.getfixturevalue("postgres_fsync")
     with ThrowawayCluster(fsync=bool(fsync)) as cluster:
         yield cluster.dsn
+
+
+# Tests that build this checkout's wheel (``pip wheel`` writes build/ and dpone.egg-info into the
+# checkout itself) share one pytest-xdist worker (``--dist loadgroup``), so two builds never
+# overlap; their module and session venvs are then built once.
+CHECKOUT_BUILDS = ("tests/integration/test_wheel.py",
+                   "tests/integration/executor/test_executor_image.py")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if item.nodeid.split("::", 1)[0] in CHECKOUT_BUILDS:
+            item.add_marker(pytest.mark.xdist_group("checkout-build"))
