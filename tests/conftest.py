@@ -23,12 +23,39 @@ def registry(tmp_path: Path) -> Path:
 
 
 # -- the whole-run sentinel search (support.sentinel_sweep) ------------------------------------
+# Under pytest-xdist (``-n N``) the controller searches every test report (it receives each
+# worker's, with the captured output) and the run's temporary directory, which holds the workers'
+# own; a worker searches only what lives and dies in it (its PostgreSQL clusters) and hands that
+# over as it finishes (``pytest_testnodedown``). Run alone, the one process does all of it.
+
+def _xdist_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+_ROLE: dict[str, bool] = {"worker": False}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _ROLE["worker"] = _xdist_worker(config)
+
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    check_report(report.nodeid, list(report.sections), report.longreprtext)
+    if not _ROLE["worker"]:
+        check_report(report.nodeid, list(report.sections), report.longreprtext)
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """A pytest-xdist worker finished (or crashed): add what it searched to the run's sweep."""
+    SWEEP.merge(str(node.gateway.id), getattr(node, "workeroutput", {}).get("sentinel_sweep"))
+
+
+@pytest.hookimpl(trylast=True)  # after the session's fixtures (PostgreSQL clusters) are gone
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _xdist_worker(session.config):
+        workeroutput: dict[str, object] = session.config.workeroutput  # type: ignore[attr-defined]
+        workeroutput["sentinel_sweep"] = SWEEP.handover()
+        return
     scan_tree(ROOT / "test_artifacts", "test_artifacts")
     factory = getattr(session.config, "_tmp_path_factory", None)
     if factory is not None:

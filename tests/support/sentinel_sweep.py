@@ -14,7 +14,10 @@ password, the Vault token, Kubernetes service-account JWT and the tokens the fak
   (``support.postgres_cluster``): the journals and sources that lived there.
 
 Hits are collected here; the root ``conftest`` fails the run on any and writes the summary to
-``test_artifacts/sentinel_sweep.json``.
+``test_artifacts/sentinel_sweep.json``. Under pytest-xdist the controller searches every test
+report (it receives each worker's, with the captured output) and the run's whole temporary
+directory (the workers' directories are below it); each worker hands over what it searched
+itself, the PostgreSQL clusters it started (:meth:`Sweep.handover`, :meth:`Sweep.merge`).
 """
 
 from __future__ import annotations
@@ -48,6 +51,25 @@ class Sweep:
     def found(self, where: str, match: bytes) -> None:
         with self.lock:
             self.hits.append(f"{where}: {match.decode(errors='replace')}...")
+
+    def handover(self) -> dict[str, object]:
+        """What a pytest-xdist worker searched, for the controller (plain JSON values)."""
+        with self.lock:
+            return {"reports": self.reports, "files": self.files, "bytes": self.bytes,
+                    "hits": list(self.hits)}
+
+    def merge(self, worker: str, handed: object) -> None:
+        """Add a worker's :meth:`handover`; a worker that handed nothing (it crashed) is a hit:
+        what it searched is unknown, so the run fails closed."""
+        if not isinstance(handed, dict):
+            with self.lock:
+                self.hits.append(f"{worker}: the worker ended without handing over its search")
+            return
+        with self.lock:
+            self.reports += int(handed["reports"])
+            self.files += int(handed["files"])
+            self.bytes += int(handed["bytes"])
+            self.hits.extend(str(hit) for hit in handed["hits"])
 
 
 SWEEP: Final = Sweep()
