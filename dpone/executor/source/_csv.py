@@ -20,6 +20,7 @@ from dpone.contracts import DponeError
 from dpone.contracts.mapping import PayloadMapping
 from dpone.contracts.source_parent import ParentSource
 from dpone.executor.source import _failures, _reading
+from dpone.executor.source._ahead import read_ahead
 from dpone.executor.source._file import PinnedFile
 
 # pyarrow reads up to 32 blocks ahead of the parser: small blocks keep that read-ahead small.
@@ -83,7 +84,7 @@ class CsvFileReader:
         """The mapped batches from data record ``record`` on (``self._record`` follows)."""
         self._record = record
         skip = record - 1
-        for raw in self._open(self._types):
+        for raw in read_ahead(self._open(self._types)):
             if skip >= raw.num_rows:
                 skip -= raw.num_rows
                 continue
