@@ -38,9 +38,18 @@ class _Raised:
 def read_ahead(items: Iterator[_T], depth: int = DEPTH) -> Iterator[_T]:
     """The items of ``items``, taken from it on a thread of its own up to ``depth`` ahead.
 
-    Closing the returned generator early stops the thread (it takes no further item)."""
-    slots: queue.Queue[_T | _End | _Raised] = queue.Queue(maxsize=depth)
+    ``depth=0``: the next item is made while the consumer works on this one, and only then (two
+    items in memory at most). Closing the returned generator early stops the thread (it takes
+    no further item)."""
+    slots: queue.Queue[_T | _End | _Raised] = queue.Queue(maxsize=max(depth, 1))
+    taken = threading.Semaphore(0)
     stop = threading.Event()
+
+    def handed_over() -> bool:
+        while not stop.is_set():
+            if taken.acquire(timeout=_POLL_SECONDS):
+                return True
+        return False
 
     def offer(item: _T | _End | _Raised) -> bool:
         while not stop.is_set():
@@ -54,7 +63,7 @@ def read_ahead(items: Iterator[_T], depth: int = DEPTH) -> Iterator[_T]:
     def produce() -> None:
         try:
             for item in items:
-                if not offer(item):
+                if not offer(item) or (depth == 0 and not handed_over()):
                     return
         except BaseException as error:  # raised again on the consumer's thread
             offer(_Raised(error))
@@ -66,6 +75,7 @@ def read_ahead(items: Iterator[_T], depth: int = DEPTH) -> Iterator[_T]:
     try:
         while True:
             item = slots.get()
+            taken.release()
             if isinstance(item, _End):
                 return
             if isinstance(item, _Raised):

@@ -7,10 +7,12 @@ Otherwise each full chunk goes to a spill file on scratch disk in day order
 (:class:`~dpone.executor.source._spill.Spill`) and the parent is written group by group: runs
 of whole days that fit the budget together are read back (input order kept), sorted and
 appended; a day bigger than the budget is split into ordered buckets first
-(:mod:`~dpone.executor.source._split`). Each group holds whole days and is an interval of the
+(:mod:`~dpone.executor.source._split`). The next group is read back and sorted on a thread of
+its own while the last one is appended. Each group holds whole days and is an interval of the
 parent's order, so the parent has the same bytes whatever the budget, the chunking of the input
-or the number of threads: only the peak memory changes, about twice the budget (a group and its
-sorted copy) plus one record batch, and a bucket of rows that are all equal to each other.
+or the number of threads: only the peak memory changes, about four times the budget (two groups,
+each with its sorted slices) plus one record batch, and a bucket of rows that are all equal to
+each other.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
 
@@ -26,10 +29,12 @@ import pyarrow.compute as pc
 
 from dpone.contracts.mapping import PayloadMapping
 from dpone.executor.source import _split
+from dpone.executor.source._ahead import read_ahead
 from dpone.executor.source._parent_writer import ParentWriter, WrittenParent, scope_index
 from dpone.executor.source._spill import Spill, SpillBatch, day_runs
 
-MEMORY_BUDGET = 16 << 20
+MEMORY_BUDGET = 8 << 20
+"""Arrow bytes of rows gathered before a spill, and of a group sorted at once."""
 _EPOCH = dt.date(1970, 1, 1)
 
 
@@ -130,39 +135,69 @@ class ParentBuilder:
 
     def _sorted_into(self, writer: ParentWriter, rows: pa.Table) -> list[tuple[int, int]]:
         """Sort ``rows`` (stable) and append them; returns the ``(day, rows)`` runs written."""
+        part = self._sorted(rows)
+        _append(writer, part)
+        return part.runs
+
+    def _sorted(self, rows: pa.Table) -> _Sorted:
+        """``rows`` with their stable sort order (None: already in order) and day runs."""
         rows = rows.combine_chunks()
+        scope = rows.column(self._scope_field).combine_chunks()
         if _is_sorted(rows, self._order):
-            writer.add(rows)
-            return day_runs(rows.column(self._scope_field).combine_chunks())
+            return _Sorted(rows, None, day_runs(scope))
         order = pc.sort_indices(rows, options=self._options)
-        days = day_runs(rows.column(self._scope_field).combine_chunks().take(order))
-        start = 0
-        while start < rows.num_rows:
-            part = order.slice(start, writer.room())
-            writer.add(rows.take(part))
-            start += len(part)
-        return days
+        return _Sorted(rows, order, day_runs(scope.take(order)))
 
     def _groups_into(self, writer: ParentWriter, spill: Spill) -> list[tuple[int, int]]:
+        """Groups read back and sorted on a thread of their own, one ahead of the one being
+        appended (:func:`~dpone.executor.source._ahead.read_ahead`): two groups in memory."""
+        days: list[tuple[int, int]] = []
+        for part in read_ahead(self._sorted_groups(spill), depth=0):
+            _append(writer, part)
+            days.extend(part.runs)
+            del part
+            _release()
+        return days
+
+    def _sorted_groups(self, spill: Spill) -> Iterator[_Sorted]:
         per_day: dict[int, list[SpillBatch]] = {}
         for batch in spill.batches:
             per_day.setdefault(batch.day, []).append(batch)
         budget_rows = max(1, spill.rows * self._budget // max(spill.nbytes, 1))
-        days: list[tuple[int, int]] = []
         for group in _groups(per_day, budget_rows):
             group_rows = sum(batch.rows for batch in group)
             if len({batch.day for batch in group}) == 1 and group_rows > budget_rows:
-                days.append((group[0].day, group_rows))
+                runs = [(group[0].day, group_rows)]  # the day once, before its first bucket
                 for bucket in _split.buckets(functools.partial(spill.read, group), spill.schema,
                                              group_rows, budget_rows, self._options, self._order):
-                    self._sorted_into(writer, bucket)
+                    sorted_bucket = self._sorted(bucket)
                     del bucket
-                    _release()
+                    yield _Sorted(sorted_bucket.rows, sorted_bucket.order, runs)
+                    runs = []
             else:
-                rows = pa.Table.from_batches(list(spill.read(group)), schema=spill.schema)
-                days.extend(self._sorted_into(writer, rows))
-            _release()
-        return days
+                yield self._sorted(pa.Table.from_batches(list(spill.read(group)),
+                                                         schema=spill.schema))
+
+
+@dataclass(frozen=True, slots=True)
+class _Sorted:
+    """Rows of whole days (or a bucket of one day), their stable order and the day runs."""
+
+    rows: pa.Table
+    order: pa.Array | None
+    runs: list[tuple[int, int]]
+
+
+def _append(writer: ParentWriter, part: _Sorted) -> None:
+    """Append ``part``'s rows in order, in slices of the writer's room (no sorted copy)."""
+    if part.order is None:
+        writer.add(part.rows)
+        return
+    start = 0
+    while start < part.rows.num_rows:
+        piece = part.order.slice(start, writer.room())
+        writer.add(part.rows.take(piece))
+        start += len(piece)
 
 
 def _release() -> None:

@@ -11,6 +11,7 @@ import datetime as dt
 import math
 import tempfile
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import pyarrow as pa
@@ -49,20 +50,19 @@ def test_a_boundary_over_the_budget_freezes_to_the_same_parent_in_bounded_groups
     in_memory = _freeze(None)
     sorted_sizes: list[int] = []
     bucketed_days: list[int] = []
-    sort_into = ParentBuilder._sorted_into
+    sort = ParentBuilder._sorted
     buckets = _split.buckets
 
-    def spy_sort(self: ParentBuilder, writer: ParentWriter, rows: pa.Table
-                 ) -> list[tuple[int, int]]:
+    def spy_sort(self: ParentBuilder, rows: pa.Table) -> Any:
         sorted_sizes.append(rows.num_rows)
-        return sort_into(self, writer, rows)
+        return sort(self, rows)
 
     def spy_buckets(*args: object, **kwargs: object) -> object:
         bucketed_days.append(1)
         return buckets(*args, **kwargs)  # type: ignore[arg-type]
 
     budget = 4_000  # bytes of Arrow data: about 50 example rows
-    with mock.patch.object(ParentBuilder, "_sorted_into", spy_sort), \
+    with mock.patch.object(ParentBuilder, "_sorted", spy_sort), \
             mock.patch.object(_split, "buckets", spy_buckets):
         spilled = _freeze(budget)
     assert spilled == in_memory
