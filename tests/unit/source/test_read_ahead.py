@@ -4,6 +4,7 @@ order, an error where its item would have been, and nothing taken after the cons
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -54,3 +55,23 @@ def test_a_consumer_that_stops_early_stops_the_reader() -> None:
     assert next(items) == 0
     items.close()  # joins the reading thread
     assert len(taken) <= 4  # the item held, the queue's two, one waiting to be offered
+
+
+def test_depth_zero_makes_the_next_item_while_this_one_is_used_and_no_further() -> None:
+    """The freeze's sorted groups: one appended, the next sorted meanwhile, none beyond."""
+    made: list[int] = []
+    second = threading.Event()
+
+    def source() -> Iterator[int]:
+        for item in range(5):
+            made.append(item)
+            if item == 1:
+                second.set()
+            yield item
+
+    items = read_ahead(source(), depth=0)
+    assert next(items) == 0
+    assert second.wait(10)  # item 1 is made while item 0 is in use
+    time.sleep(0.2)  # a reader running ahead would make item 2 meanwhile
+    assert made == [0, 1]
+    assert list(items) == [1, 2, 3, 4]
