@@ -41,3 +41,20 @@ def test_a_secret_in_a_journal_or_an_artifact_is_found_a_credential_file_is_not(
     assert sweep.files == 4
     assert sorted(hit.split(":")[0] for hit in sweep.hits) == [
         "state/artifacts/evidence/response.json", "state/journal.sqlite3"]
+
+
+def test_a_worker_hands_over_its_search_and_a_silent_worker_fails_the_run() -> None:
+    """Under pytest-xdist each worker searches its own reports, files and PostgreSQL clusters
+    and hands the totals to the controller; a worker that handed nothing over is a hit."""
+    worker = Sweep(reports=3, files=2, bytes=10)
+    check_report("t::leak", [("Captured stdout call", f"token={TOKEN}\n")], "", worker)
+    handed = worker.handover()
+    controller = Sweep(reports=1)
+    controller.merge("gw0", handed)
+    assert (controller.reports, controller.files, controller.bytes) == (5, 2, 10)  # 1 + 3 + 1
+    assert controller.hits == worker.hits and len(controller.hits) == 1
+    controller.merge("gw1", None)
+    assert controller.hits[-1] == "gw1: the worker ended without handing over its search"
+    clean = Sweep()
+    clean.merge("gw2", Sweep(reports=5).handover())
+    assert clean.hits == [] and clean.reports == 5
