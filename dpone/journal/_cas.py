@@ -128,23 +128,21 @@ def apply_decision(tx: UnitOfWork, contract: StateContract, row: ChildRow,
                    evidence_digest: str | None = None) -> ChildRow:
     """The guarded CAS update for an admitted decision; zero rows is a revision conflict."""
     target_name = contract.name_of(decision.target)
-    stored = tx.one(
-        "cas_child", operation_id=row.operation_id, expected_revision=expected_revision,
-        state_name=target_name, journal_epoch=epoch,
-        attempt_step=1 if "attempt_ordinal" in decision.advances else 0,
-        observation_step=1 if "observation_ordinal" in decision.advances else 0,
-        receipt=dict(receipt) if receipt is not None else None,
-        next_check_after=next_check_after, error_code=error_code,
-        **axis_values(decision.target))
+    stored = tx.cas_audited(
+        {"operation_id": row.operation_id, "expected_revision": expected_revision,
+         "state_name": target_name, "journal_epoch": epoch,
+         "attempt_step": 1 if "attempt_ordinal" in decision.advances else 0,
+         "observation_step": 1 if "observation_ordinal" in decision.advances else 0,
+         "receipt": dict(receipt) if receipt is not None else None,
+         "next_check_after": next_check_after, "error_code": error_code,
+         **axis_values(decision.target)},
+        {"operation_id": row.operation_id, "actor": actor,
+         "transition_id": decision.transition_id, "from_state": row.state_name,
+         "to_state": target_name, "reconciliation_id": reconciliation_id,
+         "evidence_digest": evidence_digest,
+         "digests": {"mutation_intent_digest": row.mutation_intent_digest}})
     if stored is None:
         raise DponeError(code="journal.revision_conflict", operation_id=row.operation_id,
                          message=f"{decision.transition_id}: revision {expected_revision} is "
                          "no longer current; reread the operation")
-    updated = ChildRow.decode(tx.codec, stored)
-    audit(tx, operation_id=updated.operation_id, actor=actor,
-          transition_id=decision.transition_id, from_state=row.state_name,
-          to_state=target_name, revision=updated.revision,
-          operation_namespace=updated.operation_namespace, tenant_id=updated.tenant_id,
-          reconciliation_id=reconciliation_id, evidence_digest=evidence_digest,
-          digests={"mutation_intent_digest": row.mutation_intent_digest})
-    return updated
+    return ChildRow.decode(tx.codec, stored)

@@ -40,6 +40,13 @@ class UnitOfWork(Protocol):
         """
         ...
 
+    def cas_audited(self, cas: Mapping[str, Any], audit: Mapping[str, Any]
+                    ) -> dict[str, Any] | None:
+        """``cas_child`` with ``cas`` and, when it updated the row, its ``insert_audit`` row
+        with ``audit`` (the revision, namespace and tenant taken from the updated row): the
+        updated row, or None. PostgreSQL runs both as one statement."""
+        ...
+
     def now(self) -> dt.datetime:
         """The database clock (never the worker clock)."""
         ...

@@ -193,6 +193,11 @@ class Tx:
         """A parameterless statement (SET LOCAL, DDL)."""
         self.cursor.execute(query(DIALECT, name))
 
+    def cas_audited(self, cas: Mapping[str, Any], audit: Mapping[str, Any]
+                    ) -> dict[str, Any] | None:
+        """The revision CAS and its audit row in one statement (``cas_child_audited``)."""
+        return self.one("cas_child_audited", **{**cas, **audit})
+
     def now(self) -> dt.datetime:
         """The database clock (never the worker clock)."""
         return database_now(self)

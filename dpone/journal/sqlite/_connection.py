@@ -117,6 +117,17 @@ class Tx:
         return self.conn.executemany(query(DIALECT, name),
                                      [self._bound(row) for row in rows]).rowcount
 
+    def cas_audited(self, cas: Mapping[str, Any], audit: Mapping[str, Any]
+                    ) -> dict[str, Any] | None:
+        """The revision CAS, then the audit row of the transition it committed (the new
+        revision, namespace and tenant from the updated row); None when it matched no row."""
+        row = self.one("cas_child", **cas)
+        if row is not None:
+            self.run("insert_audit", revision=row["revision"],
+                     operation_namespace=row["operation_namespace"],
+                     tenant_id=row["tenant_id"], **audit)
+        return row
+
     def now(self) -> dt.datetime:
         """The database clock (never the worker clock)."""
         return database_now(self)

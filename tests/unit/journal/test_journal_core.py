@@ -148,4 +148,4 @@ def test_named_queries_and_migrations_load() -> None:
     shipped = migrations("postgres")
     assert [m.version for m in shipped] == list(range(1, len(shipped) + 1))
     assert all(m.checksum.startswith("sha256:") for m in shipped)
-    assert {"cas_child", "acquire_lease", "overlapping_children"} <= set(queries("postgres"))
+    assert {"cas_child_audited", "acquire_lease", "overlapping_children"} <= set(queries("postgres"))

@@ -209,19 +209,33 @@ SELECT r.operation_id, r.parent_id, r.ordinal, r.operation_namespace, r.tenant_i
        observation_ordinal integer)
  ORDER BY r.ordinal;
 
--- name: cas_child
-UPDATE rest_delivery_child
-   SET state_name = %(state_name)s, execution_state = %(execution_state)s,
-       remote_effect = %(remote_effect)s, acknowledgement_state = %(acknowledgement_state)s,
-       verification_state = %(verification_state)s, checkpoint_state = %(checkpoint_state)s,
-       revision = revision + 1, journal_epoch = GREATEST(journal_epoch, %(journal_epoch)s),
-       attempt_ordinal = attempt_ordinal + %(attempt_step)s,
-       observation_ordinal = observation_ordinal + %(observation_step)s,
-       receipt = COALESCE(%(receipt)s, receipt), next_check_after = %(next_check_after)s,
-       last_error_code = %(error_code)s, updated_at = clock_timestamp()
- WHERE operation_id = %(operation_id)s AND environment_id = %(environment_id)s
-   AND revision = %(expected_revision)s
-RETURNING *;
+-- name: cas_child_audited
+-- The revision CAS of a child and the audit row of the transition it commits, in one statement:
+-- the audit row takes the new revision, namespace and tenant from the updated row (no row when
+-- the CAS matched none). SQLite runs cas_child and insert_audit for the same.
+WITH moved AS (
+  UPDATE rest_delivery_child
+     SET state_name = %(state_name)s, execution_state = %(execution_state)s,
+         remote_effect = %(remote_effect)s, acknowledgement_state = %(acknowledgement_state)s,
+         verification_state = %(verification_state)s, checkpoint_state = %(checkpoint_state)s,
+         revision = revision + 1, journal_epoch = GREATEST(journal_epoch, %(journal_epoch)s),
+         attempt_ordinal = attempt_ordinal + %(attempt_step)s,
+         observation_ordinal = observation_ordinal + %(observation_step)s,
+         receipt = COALESCE(%(receipt)s, receipt), next_check_after = %(next_check_after)s,
+         last_error_code = %(error_code)s, updated_at = clock_timestamp()
+   WHERE operation_id = %(operation_id)s AND environment_id = %(environment_id)s
+     AND revision = %(expected_revision)s
+  RETURNING *
+), audited AS (
+  INSERT INTO rest_delivery_audit (
+      environment_id, operation_namespace, tenant_id, actor, operation_id, transition_id,
+      from_state, to_state, revision, reconciliation_id, evidence_digest, digests)
+  SELECT environment_id, operation_namespace, tenant_id, %(actor)s, operation_id,
+         %(transition_id)s, %(from_state)s, %(to_state)s, revision, %(reconciliation_id)s,
+         %(evidence_digest)s, %(digests)s
+    FROM moved
+)
+SELECT * FROM moved;
 
 -- name: insert_attempt
 INSERT INTO rest_delivery_attempt (

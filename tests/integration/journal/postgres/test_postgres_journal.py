@@ -257,3 +257,26 @@ def test_transactions_of_threads_run_side_by_side_on_up_to_four_connections(
     for context in held[1:]:
         context.__exit__(None, None, None)
     source.close()
+
+
+def test_a_transition_s_cas_and_its_audit_row_are_one_statement(
+        journal_dsn: str, pg: PostgresJournal, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A data-modifying CTE updates the child and appends its audit row (one round trip); the
+    audit row is the one two statements wrote."""
+    child = pg.admit_parent(admission([(0, 10)])).parent.children[0]
+    names: list[str] = []
+    execute = Tx._execute
+
+    def recorded(self: Tx, name: str, params: Any) -> None:
+        names.append(name)
+        execute(self, name, params)
+
+    monkeypatch.setattr(Tx, "_execute", recorded)
+    submit(pg, child.operation_id)
+    assert names.count("cas_child_audited") == 1 and "insert_audit" not in names
+    trail = _rows(journal_dsn, "SELECT actor, transition_id, from_state, to_state, revision, "
+                  "operation_namespace, tenant_id FROM rest_delivery_audit "
+                  "WHERE operation_id = %s ORDER BY audit_id DESC LIMIT 1", child.operation_id)
+    stored = _rows(journal_dsn, "SELECT revision, operation_namespace, tenant_id "
+                   "FROM rest_delivery_child WHERE operation_id = %s", child.operation_id)
+    assert trail == [("worker-1", "sealed_submit", "sealed", "submitting", *stored[0])]
