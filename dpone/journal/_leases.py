@@ -34,22 +34,26 @@ def check_lease_request(operation_id: str, kind: str, holder: str, ttl_seconds: 
 
 
 def holding(tx: UnitOfWork, lease: Lease | LeaseClaim,
-            work: Callable[[Lease, int | None], _T]) -> _T:
+            work: Callable[[Lease, int | None], _T], *, releasing: Lease | None = None) -> _T:
     """``work`` under ``lease``: a held lease as it is, a claim taken here (refused while another
     holder's lease is live) and released once ``work`` is done, in this same transaction.
 
     ``work`` receives the lease and, for a claim, the journal epoch it was taken under: a lease
     this transaction took is live until it commits, so it is not read again (``granted_epoch``).
     The work reads its operation and refuses a missing one, which rolls the lease back.
+    ``releasing``: a lease of the same operation given up with the claim, in one statement.
     """
     if isinstance(lease, Lease):
-        return work(lease, None)
+        result = work(lease, None)
+        if releasing is not None:
+            release(tx, releasing)
+        return result
     check_lease_request(lease.operation_id, lease.kind, lease.holder, lease.ttl_seconds)
     epoch = environment(tx).journal_epoch
     held = acquire(tx, lease.operation_id, lease.kind, lease.holder, lease.ttl_seconds, epoch,
                    known=True)
     result = work(held, epoch)
-    release(tx, held)
+    release(tx, held, releasing)
     return result
 
 
@@ -59,10 +63,18 @@ def granted_epoch(tx: UnitOfWork, lease: Lease, taken_epoch: int | None) -> int:
     return taken_epoch if taken_epoch is not None else live_lease(tx, lease).journal_epoch
 
 
-def release(tx: UnitOfWork, lease: Lease) -> None:
-    """Give ``lease`` up (a no-op once it was taken over)."""
-    tx.run("release_lease", operation_id=lease.operation_id, kind=lease.kind,
-           holder=lease.holder, token=lease.token)
+def release(tx: UnitOfWork, lease: Lease, other: Lease | None = None) -> None:
+    """Give ``lease`` up (a no-op once it was taken over), and ``other``, a lease of the same
+    operation, with it in the same statement."""
+    if other is None or other.operation_id != lease.operation_id:
+        tx.run("release_lease", operation_id=lease.operation_id, kind=lease.kind,
+               holder=lease.holder, token=lease.token)
+        if other is not None:
+            release(tx, other)
+        return
+    tx.run("release_two_leases", operation_id=lease.operation_id, kind=lease.kind,
+           holder=lease.holder, token=lease.token, other_kind=other.kind,
+           other_holder=other.holder, other_token=other.token)
 
 
 def check_lease_identity(lease: Lease, operation_id: str, kinds: Collection[str]) -> None:

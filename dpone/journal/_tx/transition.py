@@ -136,6 +136,5 @@ def settle_response(tx: UnitOfWork, contract: StateContract, request: Transition
                          "same operation")
     follow = verification.model_copy(update={"expected_revision": answered.revision})
     verified = holding(tx, verification_lease, lambda held, taken: _transitioned(
-        tx, contract, follow, held, taken_epoch=taken, written=answered))
-    release(tx, lease)
+        tx, contract, follow, held, taken_epoch=taken, written=answered), releasing=lease)
     return child_model(answered), child_model(verified)

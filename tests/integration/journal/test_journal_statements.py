@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from dpone.contracts.journal import DeliveryJournalPort
+from dpone.contracts.journal import DeliveryJournalPort, LeaseClaim, TransitionRequest
 from dpone.journal._marker import marker_digest
-from support.journal import admission
+from support.journal import admission, submit
 
 
 class _Counting:
@@ -59,3 +59,24 @@ def test_the_pre_submit_steps_read_the_parent_once_with_its_authority(
     for step in (planned, names):
         assert step.count("submit_authority") == 1, step
         assert "get_parent" not in step, step
+
+
+def test_a_settled_answer_gives_both_leases_up_in_one_statement(
+        journal: DeliveryJournalPort, monkeypatch: pytest.MonkeyPatch) -> None:
+    operation_id = journal.admit_parent(
+        admission([(0, 10)], kind="incremental_append")).parent.children[0].operation_id
+    child, lease = submit(journal, operation_id)
+    answer = TransitionRequest(operation_id=operation_id, transition_id="submitting_sync_success",
+                               expected_revision=child.revision, facts=("response_recorded",),
+                               receipt={"http_status": 200, "accepted_rows": 10})
+    verified = TransitionRequest(operation_id=operation_id,
+                                 transition_id="verifying_succeeded_verified_full",
+                                 expected_revision=child.revision + 1,
+                                 facts=("verification_recorded", "all_rows_accounted"))
+    claim = LeaseClaim(operation_id=operation_id, kind="observation", holder="worker-1",
+                       ttl_seconds=60)
+    with _statements(journal, monkeypatch) as names:
+        journal.settle_response(answer, lease, verification=verified, verification_lease=claim)
+    assert names.count("release_two_leases") == 1 and "release_lease" not in names, names
+    for kind in ("mutation", "observation"):  # both free once it committed
+        assert journal.acquire_lease(operation_id, kind, "other", 60).holder == "other"

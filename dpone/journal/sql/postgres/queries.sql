@@ -336,6 +336,14 @@ UPDATE rest_delivery_lease SET expires_at = LEAST(expires_at, clock_timestamp())
  WHERE operation_id = %(operation_id)s AND kind = %(kind)s
    AND environment_id = %(environment_id)s AND holder = %(holder)s AND token = %(token)s;
 
+-- name: release_two_leases
+-- release_lease for two leases of one operation (an answer's mutation lease and the
+-- verification claim settled with it), in one statement.
+UPDATE rest_delivery_lease SET expires_at = LEAST(expires_at, clock_timestamp())
+ WHERE operation_id = %(operation_id)s AND environment_id = %(environment_id)s
+   AND ((kind = %(kind)s AND holder = %(holder)s AND token = %(token)s)
+        OR (kind = %(other_kind)s AND holder = %(other_holder)s AND token = %(other_token)s));
+
 -- name: active_slots
 SELECT slot, operation_id FROM rest_delivery_capacity_reservation
  WHERE effect_conflict_domain = %(domain)s AND released_at IS NULL ORDER BY slot;

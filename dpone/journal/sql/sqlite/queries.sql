@@ -283,6 +283,16 @@ UPDATE rest_delivery_lease
    AND holder = :holder AND token = :token
    AND julianday(expires_at) > julianday('now');
 
+-- name: release_two_leases
+-- release_lease for two leases of one operation (an answer's mutation lease and the
+-- verification claim settled with it), in one statement.
+UPDATE rest_delivery_lease
+   SET expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+ WHERE operation_id = :operation_id AND environment_id = :environment_id
+   AND ((kind = :kind AND holder = :holder AND token = :token)
+        OR (kind = :other_kind AND holder = :other_holder AND token = :other_token))
+   AND julianday(expires_at) > julianday('now');
+
 -- name: active_slots
 SELECT slot, operation_id FROM rest_delivery_capacity_reservation
  WHERE effect_conflict_domain = :domain AND released_at IS NULL ORDER BY slot;
