@@ -102,7 +102,9 @@ class RowBlocks:
     def __init__(self, table: pa.Table, mapping: PayloadMapping, payload: PayloadFormat,
                  codec: Codec, block_rows: int | None = None) -> None:
         if block_rows is None:
-            row_bytes = table.nbytes // max(table.num_rows, 1)
+            # Buffer sizes, not ``nbytes``: that reads the offsets of every string column,
+            # faulting a tenth of a memory-mapped parent into the resident set at once.
+            row_bytes = table.get_total_buffer_size() // max(table.num_rows, 1)
             block_rows = min(BLOCK_ROWS, max(1, BLOCK_ARROW_BYTES // max(row_bytes, 1)))
         if block_rows < 1:
             raise ValueError("block_rows must be positive")

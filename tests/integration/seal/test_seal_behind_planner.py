@@ -17,6 +17,7 @@ from dpone.contracts import DponeError
 from dpone.contracts.profile import Codec, PayloadFormat
 from dpone.executor.seal import _spool, seal_all
 from dpone.executor.seal._rowblocks import AHEAD_BLOCKS, RowBlocks
+from dpone.executor.source import MappedParent
 from support.codec_reference import mapping_of
 from support.seal import Sealed
 
@@ -113,3 +114,27 @@ def test_two_blocks_are_encoded_ahead_at_once(monkeypatch: pytest.MonkeyPatch) -
     whole = b"".join(bytes(chunk) for chunk in blocks.payload(0, 5 * BLOCK))
     assert whole.count(b"\n") == 5 * BLOCK
     assert sorted(met) == [BLOCK, 2 * BLOCK]
+
+
+def _file_resident_mb() -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("RssFile:"):
+                return int(line.split()[1]) / 1024
+    raise AssertionError("no RssFile in /proc/self/status")
+
+
+def test_sizing_the_blocks_reads_no_page_of_the_mapped_parent(tmp_path: Path) -> None:
+    """The block size comes from the table's buffer sizes: ``nbytes`` would read every string
+    column's offsets, faulting about a tenth of a memory-mapped parent in at once."""
+    rows = 2_000_000
+    table = pa.table({"s": pa.array([f"v{i % 97}" for i in range(rows)], pa.large_string())})
+    path = tmp_path / "parent.arrow"
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table, max_chunksize=65_536)
+    mapped = MappedParent(path)
+    before = _file_resident_mb()
+    payload = PayloadFormat(format="ndjson", compression="none", content_type="text/plain")
+    RowBlocks(mapped.table, MAPPING, payload, Codec())
+    assert _file_resident_mb() - before < 4  # the offsets alone are 16 MB
+    mapped.release()
