@@ -34,7 +34,6 @@ from dpone.executor.source import MappedParent, bounded_memory_pool
 from dpone.plans import Measured, SizeOracle, child_plan_digest, plan_children, verify_coverage
 
 Progress = Callable[[int, int], None]
-_HASH_CHUNK = 1 << 20
 PUBLISH_THREADS = 4
 """Children published at once. A child's publication is mostly waiting (fsync, the network)
 with the GIL released, so a few overlap well; results, progress and the topology stay in child
@@ -42,11 +41,8 @@ order, and every child's bytes and documents are the same as when published one 
 
 
 def _file_digest(path: Path) -> str:
-    hasher = hashlib.sha256()
     with path.open("rb") as handle:
-        while chunk := handle.read(_HASH_CHUNK):
-            hasher.update(chunk)
-    return "sha256:" + hasher.hexdigest()
+        return "sha256:" + hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _check_digest(parent: SourceParent, path: Path, digest: Future[str]) -> None:
