@@ -10,15 +10,21 @@ artifact store and the plan store, so recovery on another machine needs only
 ``--environment NAME`` and an operation id. An explicit ``--journal``/``--artifacts``/``--plans``
 that names another place than the file is refused (``environment.locator_conflict``). When there
 is no such file, ``NAME`` is the environment id the journal is scoped to (no namespace scope) and
-the locators are the options (or their defaults), as before environment files existed.
-Relative paths in the file resolve against the current directory, like the options' defaults.
+the locators are the options (or their defaults).
+
+Relative paths in the file, and the defaults (``.dpone/journal.sqlite3``, ``.dpone/artifacts``,
+``.dpone``), resolve against the registry root (the directory holding ``environments/``), never
+the current directory: the same delivery run from another directory opens the same journal and
+the same artifact store, not a fresh empty one that would send the same data again. Only
+options typed on the command line are relative to the current directory, like any path a user
+types. Without a file and without ``--registry`` the defaults stay in the current directory.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
@@ -84,6 +90,21 @@ def _directory(registry: Path | None) -> Path:
     return root / "environments" if registry is not None else root
 
 
+def rooted(locator: str, root: Path) -> str:
+    """A locator with a relative path made absolute under ``root``; URLs are kept as written
+    (``sqlite:///rel`` is a relative path, ``sqlite:////abs`` and ``file:///abs`` absolute)."""
+    path = locator.removeprefix("sqlite:///") if locator.startswith("sqlite:///") else locator
+    if "://" in path:
+        return locator
+    return path if Path(path).is_absolute() else os.path.normpath((root / path).absolute())
+
+
+def registry_defaults(root: Path) -> tuple[str, str, Path]:
+    """The default journal, artifact store and plan store of a registry root."""
+    return (rooted(DEFAULT_JOURNAL, root), rooted(DEFAULT_ARTIFACTS, root),
+            Path(rooted(str(DEFAULT_PLANS), root)))
+
+
 def _file(args: ControlPlaneArgs) -> Path | None:
     if args.environment is None or not _FILE_NAME.fullmatch(args.environment):
         return None
@@ -122,12 +143,13 @@ def resolve_control_plane(args: ControlPlaneArgs) -> ControlPlane:
     the options and their defaults."""
     file = _file(args)
     if file is None:
+        defaults = ((DEFAULT_JOURNAL, DEFAULT_ARTIFACTS, DEFAULT_PLANS)
+                    if args.registry is None else registry_defaults(args.registry))
         return ControlPlane(
             environment=args.environment or DEFAULT_ENVIRONMENT,
             environment_id=args.environment or DEFAULT_ENVIRONMENT,
-            journal=args.journal or DEFAULT_JOURNAL,
-            artifacts=args.artifacts or DEFAULT_ARTIFACTS,
-            plans=args.plans or DEFAULT_PLANS)
+            journal=args.journal or defaults[0], artifacts=args.artifacts or defaults[1],
+            plans=args.plans or defaults[2], registry=args.registry)
     name = str(args.environment)
     from dpone.compiler import (  # noqa: PLC0415 - only when the file exists
         load_environment,
@@ -136,15 +158,61 @@ def resolve_control_plane(args: ControlPlaneArgs) -> ControlPlane:
 
     environment = load_environment(file, name, str(file))
     plane = environment.control_plane
+    root = file.parent.parent
+    named: list[str | None] = [None if value is None else rooted(value, root) for value in (
+        (plane.journal, plane.artifacts, plane.plans) if plane else (None, None, None))]
     supplied: set[Locator] = set()
-    journal = _pick("journal", args.journal, plane.journal if plane else None, file, supplied)
-    artifacts = _pick("artifacts", args.artifacts, plane.artifacts if plane else None, file,
-                      supplied)
-    plans = _pick("plans", None if args.plans is None else str(args.plans),
-                  plane.plans if plane else None, file, supplied)
+    journal = _pick("journal", args.journal, named[0], file, supplied)
+    artifacts = _pick("artifacts", args.artifacts, named[1], file, supplied)
+    plan_store = _pick("plans", None if args.plans is None else str(args.plans), named[2], file,
+                       supplied)
+    default_journal, default_artifacts, default_plans = registry_defaults(root)
     return ControlPlane(
         environment=name, environment_id=environment.environment_id,
-        journal=journal or DEFAULT_JOURNAL, artifacts=artifacts or DEFAULT_ARTIFACTS,
-        plans=Path(plans) if plans is not None else DEFAULT_PLANS, file=file,
+        journal=journal or default_journal, artifacts=artifacts or default_artifacts,
+        plans=Path(plan_store) if plan_store is not None else default_plans, file=file,
         registry=args.registry, supplied=frozenset(supplied), leases=environment.leases,
         operation_namespace=namespace_digest(environment.identity()))
+
+
+def run_control_plane(registry: Path, environment_ref: str, *, journal: str | None,
+                      artifacts: str | None, plans: Path | None) -> ControlPlane:
+    """The stores of a run that compiles or reads a plan in the registry ``registry``
+    (``dpone deliver``, ``dpone seal``): each option given wins; otherwise the plan's
+    environment file (``environments/<ref>.yaml``) names it in its ``control_plane``, resolved
+    against the registry root; otherwise the registry's default under ``<registry>/.dpone``.
+    Never the current directory, so a run from any directory finds the same journal."""
+    file = registry / "environments" / f"{environment_ref}.yaml"
+    default_journal, default_artifacts, default_plans = registry_defaults(registry)
+    if not _FILE_NAME.fullmatch(environment_ref) or not file.is_file():
+        return ControlPlane(environment=environment_ref, environment_id=environment_ref,
+                            journal=journal or default_journal,
+                            artifacts=artifacts or default_artifacts,
+                            plans=plans or default_plans)
+    from dpone.compiler import load_environment  # noqa: PLC0415 - only when the file exists
+
+    environment = load_environment(file, environment_ref, str(file))
+    plane = environment.control_plane
+    supplied: set[Locator] = set()
+
+    def pick(name: Locator, given: str | None, named: str | None, default: str) -> str:
+        if given is not None:
+            return given
+        if named is not None:
+            supplied.add(name)
+            return rooted(named, registry)
+        return default
+
+    resolved = ControlPlane(
+        environment=environment_ref, environment_id=environment.environment_id,
+        journal=pick("journal", journal, plane.journal if plane else None, default_journal),
+        artifacts=pick("artifacts", artifacts, plane.artifacts if plane else None,
+                       default_artifacts),
+        plans=Path(pick("plans", None if plans is None else str(plans),
+                        plane.plans if plane else None, str(default_plans))),
+        file=file, registry=registry, supplied=frozenset(supplied), leases=environment.leases)
+    if journal is None and artifacts is None and plans is None:
+        return resolved
+    # An option overrides the file: a printed command names every store itself (with
+    # --environment NAME it would contradict the file's control_plane).
+    return replace(resolved, file=None, registry=None, supplied=frozenset())

@@ -13,17 +13,19 @@ import datetime as dt
 import functools
 import getpass
 import json
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 import click
 from pydantic import ValidationError
 
 from dpone.contracts import DponeError
 from dpone.contracts.journal import DeliveryJournalPort, DeliveryJournalView, ParentOperation
+from dpone.contracts.journal_identity import JournalIdentityPort
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.plans import read_plan, read_plan_bytes, read_published_plan, write_plan
@@ -75,27 +77,60 @@ class CalendarDate(_DateParam):
 
 
 def boundary_options(command: _F) -> _F:
-    """TARGET, --registry, --interval-start/--interval-end, --artifacts and --plans."""
-    options = [
-        click.argument("target", metavar="WORKLOAD|PLAN_DIGEST"),
-        click.option("--registry", "registry", required=True,
-                     type=click.Path(path_type=Path, file_okay=False),
-                     help="Registry root holding profiles/, bindings/, mappings/, environments/ "
-                          "and the file sources."),
-        click.option("--interval-start", "interval_start", required=True, type=CalendarDate(),
-                     help="First date of the boundary."),
-        click.option("--interval-end", "interval_end", required=True, type=CalendarDate(),
-                     help="End of the boundary (exclusive): [start, end)."),
-        click.option("--artifacts", "artifacts_url", default=DEFAULT_ARTIFACTS, show_default=True,
-                     help="Artifact store URL: a directory, file:///abs/path or "
-                          "s3://bucket/prefix."),
-        click.option("--plans", "plans", type=click.Path(path_type=Path, file_okay=False),
-                     default=DEFAULT_PLANS, show_default=True,
-                     help="Directory holding plans/sha256/<hex>.json (for a PLAN_DIGEST target)."),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
+    """TARGET, --registry, --interval-start/--interval-end, --artifacts and --plans; an option
+    not given is the registry's store (``<registry>/.dpone/...``)."""
+    return _boundary_options(command, given=False)
+
+
+def boundary_options_given(command: _F) -> _F:
+    """:func:`boundary_options`, an option not given passed on as None: the command resolves
+    it (with the environment file's control plane)."""
+    return _boundary_options(command, given=True)
+
+
+def _boundary_options(command: _F, *, given: bool) -> _F:
+    """TARGET, --registry, --interval-start/--interval-end, --artifacts and --plans.
+
+    Without ``--artifacts``/``--plans`` the stores are the registry's (``<registry>/.dpone/...``),
+    never the current directory's; with ``given=True`` the command receives None for an option
+    not given and resolves it itself (with the environment file's control plane)."""
+
+    def decorate(function: _F) -> _F:
+        @functools.wraps(function)
+        def wrapper(*args: Any, registry: Path, artifacts_url: str | None,
+                    plans: Path | None, **kwargs: Any) -> Any:
+            if not given:
+                artifacts_url = artifacts_url or os.path.normpath(
+                    (registry / DEFAULT_ARTIFACTS).absolute())
+                plans = plans or Path(os.path.normpath((registry / DEFAULT_PLANS).absolute()))
+            return function(*args, registry=registry, artifacts_url=artifacts_url, plans=plans,
+                            **kwargs)
+
+        options = [
+            click.argument("target", metavar="WORKLOAD|PLAN_DIGEST"),
+            click.option("--registry", "registry", required=True,
+                         type=click.Path(path_type=Path, file_okay=False),
+                         help="Registry root holding profiles/, bindings/, mappings/, "
+                              "environments/ and the file sources."),
+            click.option("--interval-start", "interval_start", required=True,
+                         type=CalendarDate(), help="First date of the boundary."),
+            click.option("--interval-end", "interval_end", required=True, type=CalendarDate(),
+                         help="End of the boundary (exclusive): [start, end)."),
+            click.option("--artifacts", "artifacts_url", default=None,
+                         show_default=f"<registry>/{DEFAULT_ARTIFACTS}",
+                         help="Artifact store URL: a directory, file:///abs/path or "
+                              "s3://bucket/prefix."),
+            click.option("--plans", "plans", type=click.Path(path_type=Path, file_okay=False),
+                         default=None, show_default=f"<registry>/{DEFAULT_PLANS}",
+                         help="Directory holding plans/sha256/<hex>.json (for a PLAN_DIGEST "
+                              "target)."),
+        ]
+        decorated: Any = wrapper
+        for option in reversed(options):
+            decorated = option(decorated)
+        return cast(_F, decorated)
+
+    return decorate(command)
 
 
 @dataclass(frozen=True)
@@ -234,6 +269,11 @@ def read_target_plan(target: str, registry: Path, plans: Path, *,
     return LoadedPlan(compiled.plan, compiled.digest, compiled.canonical)
 
 
+def persist_plan(plans: Path, loaded: LoadedPlan) -> None:
+    """Store ``loaded`` create-if-absent in the plan store ``plans`` (by its digest)."""
+    write_plan(plans, loaded.digest, loaded.canonical)
+
+
 def load_plan(target: str, registry: Path, plans: Path, *,
               persist: bool = False) -> tuple[RestDeliveryPlan, str]:
     """:func:`read_target_plan` as ``(plan, digest)``."""
@@ -279,10 +319,16 @@ def parse_operation_id(operation_id: str) -> tuple[str, str | None]:
                      message=f"{operation_id!r} is not an operation id (op_v1_<hex>[_NNNN])")
 
 
+def journal_exists(url: str) -> bool:
+    """False only for a SQLite journal file that does not exist (a PostgreSQL URL is taken to
+    name an existing database; connecting tells)."""
+    return url.startswith(POSTGRES_SCHEMES) or Path(url.removeprefix("sqlite:///")).exists()
+
+
 def open_existing_journal(url: str, *, environment_id: str,
                           operation_namespace: str | None = None) -> DeliveryJournalPort:
     """An existing journal, opened without migrating (nothing is created or written)."""
-    if not url.startswith(POSTGRES_SCHEMES) and not Path(url.removeprefix("sqlite:///")).exists():
+    if not journal_exists(url):
         raise DponeError(code="journal.not_found", message=f"no journal at {url}")
     return open_journal(url, environment_id=environment_id, migrate=False,
                         operation_namespace=operation_namespace)
@@ -298,9 +344,21 @@ def load_delivery(journal: DeliveryJournalView, parent_id: str,
     return parent
 
 
+class Journal(DeliveryJournalPort, JournalIdentityPort, Protocol):
+    """What :func:`open_journal` returns: the journal port and the journal's identity."""
+
+
 def open_journal(url: str, *, environment_id: str, tier: str = "development",
                  migrate: bool = True, operation_namespace: str | None = None
                  ) -> DeliveryJournalPort:
+    """:func:`open_identified_journal` as the journal port."""
+    return open_identified_journal(url, environment_id=environment_id, tier=tier,
+                                   migrate=migrate, operation_namespace=operation_namespace)
+
+
+def open_identified_journal(url: str, *, environment_id: str, tier: str = "development",
+                            migrate: bool = True, operation_namespace: str | None = None
+                            ) -> Journal:
     """The journal at ``url``: ``postgresql://...`` or a SQLite path (``sqlite:///``).
 
     ``migrate`` applies pending migrations (idempotent); read-only commands pass ``False``.

@@ -254,6 +254,10 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
         "comes from libpq (PGPASSWORD or ~/.pgpass), never from a control-plane file."),
     _ce("environment.locator_conflict", "Drop the option: the environment file names where its "
         "journal and artifacts live, or fix the file."),
+    _ce("environment.store_journal_mismatch", "The artifact store belongs to another journal "
+        "of this environment (its state, admitted deliveries and receipts live there): run with "
+        "the journal the store names (--journal, or the environment file's control_plane), or "
+        "give this journal an artifact store of its own. Nothing was frozen, admitted or sent."),
     _ce("profile.deprecated", "The operation profile is deprecated: point the workload's "
         "operation_profile_ref at its successor version. Plans compiled before the deprecation "
         "keep running by digest (`dpone deliver sha256:<digest>`, `dpone-executor run`)."),

@@ -18,3 +18,7 @@ parameter binding, row codec and driver-error translation; SQL lives in ``sql/<d
 files. Importing this package loads no database driver and nothing of the compiler: the state
 contract comes compiled from ``dpone.contracts.design``.
 """
+
+from dpone.journal._ids import child_operation_id, parent_operation_id
+
+__all__ = ["child_operation_id", "parent_operation_id"]

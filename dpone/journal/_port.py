@@ -36,11 +36,13 @@ from dpone.contracts.journal import (
     Tenancy,
     TransitionRequest,
 )
+from dpone.contracts.journal_identity import EnvironmentIdentity, JournalIdentity
 from dpone.contracts.rate import ActiveSlot, RateTurn, RateTurnRequest
 from dpone.contracts.retention import RetentionPlan
 from dpone.contracts.revocation import RevocationStatus, RevocationTarget
 from dpone.contracts.state import StateContract
 from dpone.journal import _governance as governance
+from dpone.journal import _identity
 from dpone.journal import _operator as operator
 from dpone.journal import _rate as rate
 from dpone.journal import _retention as retention
@@ -109,6 +111,14 @@ class JournalBase(ABC):
             raise DponeError(code="journal.not_found",
                              message=f"environment {environment_id!r} is outside this journal's "
                              f"scope ({self.environment_id!r})")
+
+    # -- identity (JournalIdentityPort) --------------------------------------------------------
+
+    def journal_identity(self) -> JournalIdentity:
+        return self._run(_identity.identity, "read")
+
+    def record_environment(self, identity: EnvironmentIdentity) -> JournalIdentity:
+        return self._run(lambda tx: _identity.record(tx, identity), "write")
 
     # -- read-only view ------------------------------------------------------------------------
 

@@ -15,8 +15,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from dpone.cli._hints import Locators, ProofWays, inspect_command, resume_command
-from dpone.cli._inputs import close_quietly, open_existing_journal, sealed_boundary
+import click
+
+from dpone.cli._environment import ControlPlane
+from dpone.cli._hints import Locators, ProofWays, inspect_command, redact, resume_command
+from dpone.cli._inputs import (
+    close_quietly,
+    journal_exists,
+    open_existing_journal,
+    open_identified_journal,
+    sealed_boundary,
+)
 from dpone.cli._seal_log import changed_since_seal
 from dpone.cli.delivery._delivery_result import (
     AdmittedResult,
@@ -36,13 +45,22 @@ from dpone.contracts.journal import DeliveryJournalPort, DeliveryJournalView, Pa
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.contracts.sealed import SealedTopology
+from dpone.contracts.secret import Credential
 from dpone.executor.clock import SystemClock
+from dpone.executor.store_pairing import (
+    environment_identity,
+    mismatch,
+    pair_store,
+    stored_binding,
+)
 from dpone.executor.supervisor import (
     deliver,
     delivery_status,
     parent_admission,
     plan_tenancy,
 )
+from dpone.executor.transport import EnvironmentCredentialResolver
+from dpone.journal import parent_operation_id
 from dpone.plans import publish_plan
 
 
@@ -149,12 +167,52 @@ def _refuse_held_leases(plan: RestDeliveryPlan, plan_digest: str, journal_url: s
         close_quietly(journal)
 
 
+def announce_stores(plane: ControlPlane) -> None:
+    """Which journal, artifact store and plan store this run uses, on stderr: its first line."""
+    origin = f" (control_plane of {plane.file})" if plane.supplied and plane.file else ""
+    click.echo(f"stores: journal {redact(plane.journal)}, artifacts {redact(plane.artifacts)}, "
+               f"plans {plane.plans}{origin}", err=True)
+
+
+def _bind_stores(run: BoundaryRun) -> None:
+    """Open (create) the journal, record the plan's environment identity in it and pair the
+    artifact store with it: a store that belongs to another journal of the environment stops
+    the run (``environment.store_journal_mismatch``) before anything is frozen or sent."""
+    plan = run.plan
+    environment = environment_identity(plan)
+    store_name, journal_name = redact(run.locators.artifacts), redact(run.journal_url)
+    existing = stored_binding(run.store, environment)
+    if existing is not None and not journal_exists(run.journal_url):
+        # A journal that does not exist yet cannot be the one the store belongs to: refuse
+        # before creating it.
+        raise mismatch(existing, environment, store_name=store_name, journal_name=journal_name,
+                       journal_id=None)
+    journal = open_identified_journal(
+        run.journal_url, environment_id=environment.environment_id,
+        tier=plan.environment.snapshot.tier, operation_namespace=environment.operation_namespace)
+    try:
+        identity = journal.record_environment(environment)
+    finally:
+        close_quietly(journal)
+    pair_store(run.store, identity, environment, store_name=store_name,
+               journal_name=journal_name)
+
+
+def _credential(plan: RestDeliveryPlan) -> Credential:
+    """The binding's credential, resolved before anything is frozen (``credential.unavailable``
+    when its reference resolves to nothing: nothing is frozen, admitted or sent). The value is
+    held in an unprintable wrapper and never logged."""
+    return EnvironmentCredentialResolver().resolve(plan.binding.snapshot)
+
+
 def deliver_boundary(run: BoundaryRun) -> RunOutcome:
     """Publish the plan, freeze and seal the boundary, admit it and deliver every child; an
     admitted delivery's failure is a ``stopped`` outcome, anything before admission raises."""
     plan, plan_digest = run.plan, run.plan_digest
     environment = plan.environment.snapshot
     _refuse_held_leases(plan, plan_digest, run.journal_url, (run.interval_start, run.interval_end))
+    credential = _credential(plan)
+    _bind_stores(run)
     # Recovery on any machine loads the plan by digest from the artifact store.
     publish_plan(run.store, plan_digest, run.canonical)
     topology = sealed_boundary(plan, plan_digest, run.source_root, run.interval_start,
@@ -164,9 +222,12 @@ def deliver_boundary(run: BoundaryRun) -> RunOutcome:
         "the boundary refuses them")
     if not topology.children:
         return _empty(plan, topology, source_change)
+    parent_id = parent_operation_id(plan.environment.operation_namespace,
+                                    topology.parent_plan_digest)
     with delivery_ports(plan, run.journal_url, run.store,
-                        environment_id=environment.environment_id,
-                        announce=f"delivering {len(topology.children)} child(ren)") as (
+                        environment_id=environment.environment_id, credential=credential,
+                        announce=f"delivery {parent_id}: delivering {len(topology.children)} "
+                                 f"child(ren) {parent_id}_0001..{len(topology.children):04d}") as (
             journal, transport, run_store):
         shape = SealedShape.of_topology(topology)
         printer = StepPrinter(shape)

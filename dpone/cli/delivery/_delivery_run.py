@@ -24,6 +24,7 @@ from dpone.contracts.journal import ChildOperation, DeliveryJournalPort
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.contracts.sealed import SealedChild, SealedTopology
+from dpone.contracts.secret import Credential
 from dpone.executor.cuts import CutHook, CuttingArtifacts, CuttingJournal, cut_points, hook_from
 from dpone.executor.supervisor import RetryWait
 from dpone.executor.transport import (
@@ -135,14 +136,14 @@ class LazyTransport:
 
 @contextlib.contextmanager
 def delivery_ports(plan: RestDeliveryPlan, journal_url: str, store: ImmutableArtifactPort, *,
-                   environment_id: str, announce: str
+                   environment_id: str, announce: str, credential: Credential | None = None
                    ) -> Iterator[tuple[DeliveryJournalPort, LazyTransport, ImmutableArtifactPort]]:
     """The journal (migrated), the plan's transport and ``store`` for one run; the journal and
     the transport are closed after it.
 
     The journal is scoped to the plan's operation namespace: another namespace's operation is
-    refused. The credential resolves on the first request, so every journal check (admission, intent
-    conflict, sealed documents) is done before any secret is read. ``announce`` is printed on
+    refused. ``credential``, when the caller resolved it already (`dpone deliver` does, before
+    freezing), is the transport's; otherwise it resolves on the first request. ``announce`` is printed on
     stderr with the receiver authority and profile.
     """
     tier = plan.environment.snapshot.tier
@@ -152,7 +153,7 @@ def delivery_ports(plan: RestDeliveryPlan, journal_url: str, store: ImmutableArt
             journal_url, environment_id=environment_id, tier=tier,
             operation_namespace=plan.environment.operation_namespace)
         stack.callback(close_quietly, journal)
-        transport = LazyTransport(lambda: transport_for(plan, cut=cut))
+        transport = LazyTransport(lambda: transport_for(plan, credential, cut=cut))
         stack.callback(transport.close)
         if cut is not None:
             journal = cutting = CuttingJournal(journal, cut)

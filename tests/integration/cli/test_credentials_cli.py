@@ -1,5 +1,5 @@
 """A wrong or missing credential over loopback, on both journals: the run exits 3 with nothing
-applied, and once the credential is fixed a rerun of `dpone deliver` or `dpone delivery resume
+applied (a missing one before anything is frozen or admitted), and once the credential is fixed a rerun of `dpone deliver` or `dpone delivery resume
 --apply` delivers the child once, with the same delivery key (exit 0). A 401 the profile does
 not certify stays an unknown effect (exit 4) and `inspect` names the status as the likely cause.
 """
@@ -130,43 +130,50 @@ def test_a_wrong_token_then_resume_apply_delivers_the_same_key(
                     waiting)
 
 
-def test_a_missing_credential_exits_3_and_a_rerun_after_exporting_it_delivers(
+def _refused_before_freeze(run: Run, dpone: Dpone, receiver: ReceiverThread) -> None:
+    """``credential.unavailable`` (exit 3) before anything is frozen: no parent artifact, no
+    journal entry, no request, and the reference named without any value."""
+    assert run.code == 3, run.out + run.err
+    document = run.json()
+    assert document["schema"] == "dpone.error.v1", document
+    assert document["code"] == "credential.unavailable"
+    assert document["details"]["credential_ref"] == f"env:{TOKEN_ENV}"
+    assert not (dpone.state / "artifacts").exists()
+    listed = dpone("delivery", "list", "--journal", dpone.journal_url)
+    assert "op_v1_" not in listed.out + listed.err  # no journal, or one without a delivery
+    assert receiver.state.ledger.snapshot()["requests"] == {}
+
+
+def test_a_missing_credential_exits_3_before_freezing_and_a_rerun_after_exporting_it_delivers(
         dpone: Dpone, receiver: ReceiverThread, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(TOKEN_ENV)
 
     run = dpone.deliver("measurements_sync", ONE_SYNC_CHILD, "--format", "json")
 
-    parent_id = _stop(run, "credential.unavailable")
+    _refused_before_freeze(run, dpone, receiver)
     assert TOKEN_ENV in run.out
-    waiting = _waiting_child(dpone, parent_id, "credential.unavailable")
-    assert "likely_cause" not in waiting
-    assert receiver.state.ledger.snapshot()["requests"] == {}
-    again = dpone.deliver("measurements_sync", ONE_SYNC_CHILD, "--format", "json")
-    _stop(again, "credential.unavailable")  # still missing: still waiting, still resumable
-    waiting = _waiting_child(dpone, parent_id, "credential.unavailable")
+    _refused_before_freeze(dpone.deliver("measurements_sync", ONE_SYNC_CHILD, "--format", "json"),
+                           dpone, receiver)
 
     monkeypatch.setenv(TOKEN_ENV, TOKEN)
-    _delivered_once(dpone.deliver("measurements_sync", ONE_SYNC_CHILD, "--format", "json"),
-                    receiver, waiting)
+    done = dpone.deliver("measurements_sync", ONE_SYNC_CHILD, "--format", "json")
+    assert done.code == 0, done.out + done.err
+    [child] = done.json()["children"]
+    assert child["attempt_ordinal"] == 1  # the refused runs counted no attempt
+    assert child["state_name"] == "final_succeeded_full_promoted"
     assert posts(receiver) == 1
 
 
-def test_a_missing_credential_then_resume_preview_and_apply_deliver(
+def test_a_missing_credential_of_an_async_profile_admits_nothing(
         dpone: Dpone, receiver: ReceiverThread, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(TOKEN_ENV)
-    parent_id = _stop(dpone.deliver("measurements_sync", ONE_SYNC_CHILD, "--format", "json"),
-                      "credential.unavailable")
-    waiting = _waiting_child(dpone, parent_id, "credential.unavailable")
-    monkeypatch.setenv(TOKEN_ENV, TOKEN)
 
-    preview = dpone.resume(parent_id)
+    run = dpone.deliver("measurements_async", ONE_ASYNC_CHILD)
 
-    assert preview.code == 0, preview.out + preview.err
-    assert "child 1 retry_wait: next resume_delivery; --apply: submit attempt 2 of the sealed " \
-        "request" in preview.out
-    assert "stop with" not in preview.out
-    _delivered_once(dpone.resume(parent_id, "--apply", "--format", "json"), receiver, waiting)
-    assert posts(receiver) == 1
+    assert run.code == 3, run.out + run.err
+    assert "credential.unavailable" in run.err and "sealed child" not in run.err
+    assert not (dpone.state / "artifacts").exists()
+    assert receiver.state.ledger.snapshot()["requests"] == {}
 
 
 def test_an_uncertified_401_exits_4_and_inspect_names_the_status(
@@ -218,21 +225,6 @@ def test_a_refused_credential_points_to_resume_and_lists_as_blocked(
     assert entry["next_actions"] == ["resume_delivery"]
     listing = dpone("delivery", "list", "--journal", dpone.journal_url, "--status", "blocked")
     assert "blocked (credential.rejected)" in listing.out, listing.out
-
-
-def test_a_missing_credential_lists_as_blocked_with_its_code(
-        dpone: Dpone, receiver: ReceiverThread, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(TOKEN_ENV)
-
-    parent_id = _stop(dpone.deliver("measurements_sync", ONE_SYNC_CHILD, "--format", "json"),
-                      "credential.unavailable")
-
-    entry = _listed(dpone, parent_id)
-    assert (entry["status"], entry["blocked_code"]) == ("blocked", "credential.unavailable")
-    monkeypatch.setenv(TOKEN_ENV, TOKEN)
-    assert dpone.deliver("measurements_sync", ONE_SYNC_CHILD).code == 0
-    entry = _listed(dpone, parent_id)
-    assert (entry["status"], entry["blocked_code"]) == ("completed", None)
 
 
 def test_inspect_of_a_refused_child_shows_no_receipt_age(

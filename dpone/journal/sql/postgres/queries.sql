@@ -551,3 +551,17 @@ UPDATE rest_delivery_parent SET payloads_expired_at = clock_timestamp()
  WHERE parent_id = %(parent_id)s AND environment_id = %(environment_id)s
    AND payloads_expired_at IS NULL
 RETURNING payloads_expired_at;
+
+-- name: journal_id
+SELECT journal_id FROM rest_delivery_journal WHERE singleton;
+
+-- name: record_namespace
+INSERT INTO rest_delivery_namespace
+    (operation_namespace, platform_instance_id, tenant_id, environment_id, namespace_revision)
+VALUES (%(operation_namespace)s, %(platform_instance_id)s, %(tenant_id)s, %(environment_id)s,
+        %(namespace_revision)s)
+ON CONFLICT (operation_namespace) DO NOTHING;
+
+-- name: journal_namespaces
+SELECT operation_namespace, platform_instance_id, tenant_id, environment_id, namespace_revision
+  FROM rest_delivery_namespace ORDER BY operation_namespace;
