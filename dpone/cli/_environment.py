@@ -116,10 +116,10 @@ def _comparable(locator: str) -> str:
     """A locator as compared with another: a URL as written, a path made absolute."""
     for prefix in ("sqlite:///", "file://"):
         if locator.startswith(prefix):
-            return str(Path(locator.removeprefix(prefix)).absolute())
+            return os.path.normpath(Path(locator.removeprefix(prefix)).absolute())
     if "://" in locator:
         return locator
-    return str(Path(locator).absolute())
+    return os.path.normpath(Path(locator).absolute())
 
 
 def _pick(name: Locator, given: str | None, named: str | None, file: Path,

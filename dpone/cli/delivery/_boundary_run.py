@@ -20,6 +20,7 @@ import click
 from dpone.cli._environment import ControlPlane
 from dpone.cli._hints import Locators, ProofWays, inspect_command, redact, resume_command
 from dpone.cli._inputs import (
+    Journal,
     close_quietly,
     journal_exists,
     open_existing_journal,
@@ -174,28 +175,40 @@ def announce_stores(plane: ControlPlane) -> None:
                f"plans {plane.plans}{origin}", err=True)
 
 
-def _bind_stores(run: BoundaryRun) -> None:
-    """Open (create) the journal, record the plan's environment identity in it and pair the
-    artifact store with it: a store that belongs to another journal of the environment stops
-    the run (``environment.store_journal_mismatch``) before anything is frozen or sent."""
-    plan = run.plan
-    environment = environment_identity(plan)
-    store_name, journal_name = redact(run.locators.artifacts), redact(run.journal_url)
+def _check_stores(run: BoundaryRun) -> None:
+    """Before anything is frozen, and without creating anything: refuse
+    (``environment.store_journal_mismatch``) when the artifact store records another journal
+    for the plan's environment than the run's, including a journal that does not exist yet."""
+    environment = environment_identity(run.plan)
     existing = stored_binding(run.store, environment)
-    if existing is not None and not journal_exists(run.journal_url):
-        # A journal that does not exist yet cannot be the one the store belongs to: refuse
-        # before creating it.
-        raise mismatch(existing, environment, store_name=store_name, journal_name=journal_name,
-                       journal_id=None)
-    journal = open_identified_journal(
-        run.journal_url, environment_id=environment.environment_id,
-        tier=plan.environment.snapshot.tier, operation_namespace=environment.operation_namespace)
+    if existing is None:
+        return
+    names = {"store_name": redact(run.locators.artifacts), "journal_name": redact(run.journal_url)}
+    if not journal_exists(run.journal_url):
+        raise mismatch(existing, environment, journal_id=None, **names)
     try:
-        identity = journal.record_environment(environment)
+        journal = open_identified_journal(run.journal_url,
+                                          environment_id=environment.environment_id,
+                                          migrate=False)
+    except DponeError:
+        return  # the delivery's own opening reports an unreachable journal
+    try:
+        identity = journal.journal_identity()
+    except DponeError:
+        return  # a journal from before its identity: pairing after the seal records it
     finally:
         close_quietly(journal)
-    pair_store(run.store, identity, environment, store_name=store_name,
-               journal_name=journal_name)
+    if identity.journal_id != existing.journal_id:
+        raise mismatch(existing, environment, journal_id=identity.journal_id, **names)
+
+
+def _bind_stores(run: BoundaryRun, journal: Journal) -> None:
+    """Record the plan's environment identity in the journal and pair the artifact store with
+    it (create-if-absent), before admission: a store that belongs to another journal of the
+    environment stops the run (``environment.store_journal_mismatch``) before any request."""
+    environment = environment_identity(run.plan)
+    pair_store(run.store, journal.record_environment(environment), environment,
+               store_name=redact(run.locators.artifacts), journal_name=redact(run.journal_url))
 
 
 def _credential(plan: RestDeliveryPlan) -> Credential:
@@ -212,7 +225,7 @@ def deliver_boundary(run: BoundaryRun) -> RunOutcome:
     environment = plan.environment.snapshot
     _refuse_held_leases(plan, plan_digest, run.journal_url, (run.interval_start, run.interval_end))
     credential = _credential(plan)
-    _bind_stores(run)
+    _check_stores(run)
     # Recovery on any machine loads the plan by digest from the artifact store.
     publish_plan(run.store, plan_digest, run.canonical)
     topology = sealed_boundary(plan, plan_digest, run.source_root, run.interval_start,
@@ -226,6 +239,7 @@ def deliver_boundary(run: BoundaryRun) -> RunOutcome:
                                     topology.parent_plan_digest)
     with delivery_ports(plan, run.journal_url, run.store,
                         environment_id=environment.environment_id, credential=credential,
+                        on_open=lambda opened: _bind_stores(run, opened),
                         announce=f"delivery {parent_id}: delivering {len(topology.children)} "
                                  f"child(ren) {parent_id}_0001..{len(topology.children):04d}") as (
             journal, transport, run_store):

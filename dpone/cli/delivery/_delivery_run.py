@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import click
 
-from dpone.cli._inputs import close_quietly, open_journal
+from dpone.cli._inputs import Journal, close_quietly, open_identified_journal
 from dpone.cli._progress import MAX_LINES, Progress
 from dpone.contracts.journal import ChildOperation, DeliveryJournalPort
 from dpone.contracts.plan import RestDeliveryPlan
@@ -136,23 +136,28 @@ class LazyTransport:
 
 @contextlib.contextmanager
 def delivery_ports(plan: RestDeliveryPlan, journal_url: str, store: ImmutableArtifactPort, *,
-                   environment_id: str, announce: str, credential: Credential | None = None
+                   environment_id: str, announce: str, credential: Credential | None = None,
+                   on_open: Callable[[Journal], None] | None = None
                    ) -> Iterator[tuple[DeliveryJournalPort, LazyTransport, ImmutableArtifactPort]]:
     """The journal (migrated), the plan's transport and ``store`` for one run; the journal and
     the transport are closed after it.
 
     The journal is scoped to the plan's operation namespace: another namespace's operation is
     refused. ``credential``, when the caller resolved it already (`dpone deliver` does, before
-    freezing), is the transport's; otherwise it resolves on the first request. ``announce`` is printed on
-    stderr with the receiver authority and profile.
+    freezing), is the transport's; otherwise it resolves on the first request. ``on_open`` is
+    called with the opened journal before anything else (the store pairing). ``announce`` is
+    printed on stderr with the receiver authority and profile.
     """
     tier = plan.environment.snapshot.tier
     cut: CutHook | None = hook_from(os.environ, cut_points())
     with contextlib.ExitStack() as stack:
-        journal: DeliveryJournalPort = open_journal(
+        opened = open_identified_journal(
             journal_url, environment_id=environment_id, tier=tier,
             operation_namespace=plan.environment.operation_namespace)
-        stack.callback(close_quietly, journal)
+        stack.callback(close_quietly, opened)
+        if on_open is not None:
+            on_open(opened)
+        journal: DeliveryJournalPort = opened
         transport = LazyTransport(lambda: transport_for(plan, credential, cut=cut))
         stack.callback(transport.close)
         if cut is not None:

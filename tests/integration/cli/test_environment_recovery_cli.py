@@ -35,15 +35,16 @@ def _control_plane(journal: str, artifacts: Path) -> str:
 def test_a_stopped_delivery_is_finished_from_a_fresh_directory_with_only_the_environment(
         registry: Path, tmp_path: Path, journal_url: str, receiver: ReceiverThread,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Machine A stops (no credential there) after admission; machine B, in an empty working
-    directory, finishes it with `--environment ops` alone: no journal, artifact or plan
-    option, no plan store (the plan is read from the artifact store)."""
+    """Machine A stops after admission (its token is refused, before any effect); machine B,
+    in an empty working directory, finishes it with `--environment ops` alone: no journal,
+    artifact or plan option, no plan store (the plan is read from the artifact store)."""
     machine_a = tmp_path / "a"
     dpone = Dpone(registry, machine_a, journal=journal_url)
-    monkeypatch.delenv(TOKEN_ENV)  # machine A lacks the credential: stopped before any send
+    monkeypatch.setenv(TOKEN_ENV, "tok-refused-on-machine-a")
     stopped = dpone.deliver("measurements_sync", FULL, "--format", "json")
     assert stopped.code == 3, stopped.out + stopped.err
-    assert stopped.json()["status"] == "stopped" and posts(receiver) == 0
+    assert stopped.json()["status"] == "blocked" and posts(receiver) == 1
+    assert receiver.state.ledger.snapshot()["mutations_total"] == 0
     parent_id = str(stopped.json()["parent_id"])
     monkeypatch.setenv(TOKEN_ENV, TOKEN)
     environments = tmp_path / "control-plane"
@@ -69,7 +70,7 @@ def test_a_stopped_delivery_is_finished_from_a_fresh_directory_with_only_the_env
     assert result["rows_total"] == sum(child["rows"] for child in result["children"])
     ledger = receiver.state.ledger.snapshot()
     assert ledger["duplicate_mutations"] == 0 and ledger["rows_total"] == result["rows_total"]
-    assert posts(receiver) == len(result["children"])
+    assert posts(receiver) == len(result["children"]) + 1  # and the refused one
     assert list(machine_b.iterdir()) == []  # nothing was created in the working directory
     next_words = shlex.split(result["next_command"])
     assert next_words[next_words.index("--environment") + 1] == "ops"

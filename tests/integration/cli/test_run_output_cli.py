@@ -78,21 +78,20 @@ def test_an_unreachable_receiver_gives_the_summary_and_one_schema_on_every_run(
     _assert_stopped(resumed, "receiver.unavailable", parent_id)
 
 
-def test_a_missing_credential_gives_the_summary_and_one_schema_on_every_run(
+def test_a_missing_credential_stops_before_freezing_with_one_error_document(
         dpone_on: Dpone, receiver: ReceiverThread, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(TOKEN_ENV)
 
     first = dpone_on.deliver("measurements_sync", WEEK, "--format", "json")
 
-    document = _assert_stopped(first, "credential.unavailable")
+    assert first.code == 3, first.out + first.err
+    document = first.json()
+    assert (document["schema"], document["code"]) == ("dpone.error.v1", "credential.unavailable")
     assert receiver.state.ledger.snapshot()["requests"] == {}
-    again = dpone_on.deliver("measurements_sync", WEEK, "--format", "json")
-    assert again.code == 3, again.out + again.err
-    assert again.json()["schema"] == "dpone.delivery_result.v1"
-    assert again.json()["parent_id"] == document["parent_id"]
     text = dpone_on.deliver("measurements_sync", WEEK)
-    assert f"  parent {document['parent_id']}" in text.out
-    assert "--operation-id ID" not in text.out + text.err
+    assert text.code == 3 and text.out == ""
+    assert "credential.unavailable" in text.err and "sealed child" not in text.err
+    assert "Traceback" not in text.err
 
 
 @pytest.fixture

@@ -91,7 +91,7 @@ def test_a_vault_binding_delivers_and_no_secret_leaves_the_process(
     _no_sentinel([check, run, inspected], dpone, request)
 
 
-def test_an_unreachable_vault_stops_before_any_request_and_resume_delivers(
+def test_an_unreachable_vault_stops_before_freezing_and_a_rerun_delivers(
         dpone: Dpone, vault: FakeVault | DevVault, receiver: ReceiverThread,
         request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     address = vault.url
@@ -101,24 +101,19 @@ def test_an_unreachable_vault_stops_before_any_request_and_resume_delivers(
 
     assert run.code == 3, run.out + run.err
     document = run.json()
-    assert document["status"] == "stopped", document
-    stopped = document["stopped"]
-    assert stopped["code"] == "credential.unavailable" and stopped["exit_code"] == 3
+    assert (document["schema"], document["code"]) == ("dpone.error.v1",
+                                                      "credential.unavailable"), document
     assert REF in run.out and "http://127.0.0.1:9" in run.out
     assert "Traceback" not in run.out + run.err
     assert receiver.state.ledger.snapshot()["requests"] == {}
-    parent_id = document["parent_id"]
-    inspected = dpone.inspect(parent_id, "--format", "json")
-    child = inspected.json()["children"][0]
-    assert (child["state_name"], child["last_error_code"]) == ("retry_wait",
-                                                               "credential.unavailable")
-    assert child["axes"]["remote_effect"] == "NONE_PROVEN"
+    assert not (dpone.state / "artifacts").exists()  # nothing frozen, sealed or admitted
 
     monkeypatch.setenv("VAULT_ADDR", address)
-    resumed = dpone.resume(parent_id, "--apply", "--format", "json")
+    delivered = dpone.deliver("measurements_sync", ONE_SYNC_CHILD, "--format", "json")
 
-    assert resumed.code == 0, resumed.out + resumed.err
-    assert resumed.json()["status"] == "completed"
+    assert delivered.code == 0, delivered.out + delivered.err
+    assert delivered.json()["status"] == "completed"
+    assert delivered.json()["children"][0]["attempt_ordinal"] == 1
     assert posts(receiver) == 1
     assert receiver.state.ledger.snapshot()["mutations_total"] == 1
-    _no_sentinel([run, inspected, resumed], dpone, request)
+    _no_sentinel([run, delivered], dpone, request)

@@ -60,7 +60,7 @@ def test_registry_wins_over_the_variable_which_wins_over_the_working_directory(
 
     assert plane.environment_id == "from-registry"
     assert (plane.journal, plane.artifacts, str(plane.plans)) == (
-        "postgresql://dpone@db/journal", "s3://bucket/dpone", ".dpone")
+        "postgresql://dpone@db/journal", "s3://bucket/dpone", str(tmp_path / "registry" / ".dpone"))
     assert plane.supplied == {"journal", "artifacts"}
     assert plane.locators.options(("environment", "registry", "journal", "artifacts")) == [
         "--environment", "prod", "--registry", str(tmp_path / "registry")]
@@ -87,19 +87,41 @@ def test_a_file_without_a_control_plane_gives_only_its_environment_id(tmp_path: 
         "--environment", "prod", "--journal", "/srv/j.sqlite3"]
 
 
-def test_relative_paths_resolve_against_the_working_directory(tmp_path: Path) -> None:
-    _write(tmp_path / "environments", "dev", body="control_plane:\n  journal: state/j.sqlite3\n"
+def test_relative_paths_resolve_against_the_registry_root_not_the_working_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "reg"
+    _write(root / "environments", "dev", body="control_plane:\n  journal: state/j.sqlite3\n"
            "  artifacts: state/artifacts\n  plans: state\n")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
 
     plane = resolve_control_plane(ControlPlaneArgs(
-        "dev", journal=str(tmp_path / "state" / "j.sqlite3"), plans=Path("state")))
+        "dev", registry=Path("../reg"), journal=str(root / "state" / "j.sqlite3"),
+        plans=Path("../reg/state")))
 
-    assert plane.journal == "state/j.sqlite3" and plane.plans == Path("state")
+    assert plane.journal == str(root / "state" / "j.sqlite3")
+    assert plane.artifacts == str(root / "state" / "artifacts")
+    assert plane.plans == root / "state"
     assert plane.supplied == {"journal", "artifacts", "plans"}
     with pytest.raises(DponeError) as conflict:
-        resolve_control_plane(ControlPlaneArgs("dev", plans=Path("other")))
+        resolve_control_plane(ControlPlaneArgs("dev", registry=Path("../reg"),
+                                               plans=Path("state")))
     assert conflict.value.code == "environment.locator_conflict"
     assert conflict.value.details["option"] == "--plans"
+
+
+def test_without_a_file_the_defaults_are_the_registry_s_when_it_is_named(
+        tmp_path: Path) -> None:
+    (tmp_path / "reg").mkdir()
+
+    named = resolve_control_plane(ControlPlaneArgs("dev", registry=Path("reg")))
+    unnamed = resolve_control_plane(ControlPlaneArgs("dev"))
+
+    assert (named.journal, named.artifacts, named.plans) == (
+        str(tmp_path / "reg" / ".dpone" / "journal.sqlite3"),
+        str(tmp_path / "reg" / ".dpone" / "artifacts"), tmp_path / "reg" / ".dpone")
+    assert (unnamed.journal, unnamed.artifacts, str(unnamed.plans)) == (
+        ".dpone/journal.sqlite3", ".dpone/artifacts", ".dpone")
 
 
 def test_a_name_that_cannot_be_a_file_name_is_only_an_environment_id(tmp_path: Path) -> None:

@@ -75,10 +75,13 @@ def test_deliver_plans_below_a_file_is_output_unwritable(below_a_file: Path,
 
 @pytest.mark.parametrize("command", ["seal", "deliver"])
 def test_artifacts_below_a_file_is_artifacts_unavailable_with_the_path(
-        command: str, below_a_file: Path, tmp_path: Path) -> None:
+        command: str, below_a_file: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     args = [command, WORKLOAD, *BOUNDARY, "--artifacts", str(below_a_file),
             "--plans", str(tmp_path / "plans")]
     if command == "deliver":
+        # The credential resolves before anything is frozen: give it, so the store is reached.
+        monkeypatch.setenv("DPONE_CONN_MOCK_MEASUREMENTS_TOKEN", "tok-unit-filesystem")
         args += ["--journal", str(tmp_path / "journal.sqlite3")]
     document = _json_failure(_invoke(*args), 3)
     assert document["code"] == "artifacts.unavailable"
