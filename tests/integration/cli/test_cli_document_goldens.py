@@ -24,7 +24,7 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from dpone.contracts.documents import DOCUMENTS, DeliveryResultDocument
 from dpone.receiver import ReceiverThread
 from support.cli import ONE_ASYNC_CHILD, TOKEN, TOKEN_ENV, Dpone, Run, bind_registry
-from support.common import ROOT
+from support.common import ROOT, free_port
 
 WEEK = ("2026-08-01", "2026-08-08")
 KINDS = ("dpone.check_result.v1", "dpone.plan_result.v1", "dpone.seal_result.v1",
@@ -109,10 +109,11 @@ def _runs(dpone: Dpone, receiver: ReceiverThread, root: Path,
     _document(dpone.resume(parent_id, "--apply", "--wait", "--actor", "ops@example", "--format",
                              "json"))
     yield "dpone.delivery_inspection.v1", _document(dpone.inspect(parent_id, "--format", "json"))
-    monkeypatch.delenv(TOKEN_ENV)
+    # Stopped after admission: a binding whose receiver never answers (nothing reached it).
+    closed = Dpone(bind_registry(root / "closed", f"http://127.0.0.1:{free_port()}"),
+                   dpone.state)
     yield "dpone.delivery_result.v1-stopped", _document(
-        dpone.deliver("measurements_sync", ("2026-08-08", "2026-08-15"), "--format", "json"), 3)
-    monkeypatch.setenv(TOKEN_ENV, TOKEN)
+        closed.deliver("measurements_sync", ("2026-08-08", "2026-08-15"), "--format", "json"), 3)
     receiver.state.faults.install([{"match": {"method": "POST",
                                               "path_prefix": "/mock/v1/batches/"},
                                     "fault": "commit_then_drop"}])
