@@ -145,11 +145,17 @@ def resolve_control_plane(args: ControlPlaneArgs) -> ControlPlane:
     if file is None:
         defaults = ((DEFAULT_JOURNAL, DEFAULT_ARTIFACTS, DEFAULT_PLANS)
                     if args.registry is None else registry_defaults(args.registry))
+        # A default under --registry is found again from --registry: a printed command
+        # carries --registry instead of it.
+        given: dict[Locator, object] = {"journal": args.journal, "artifacts": args.artifacts,
+                                        "plans": args.plans}
+        implied = frozenset() if args.registry is None else frozenset(
+            name for name, value in given.items() if value is None)
         return ControlPlane(
             environment=args.environment or DEFAULT_ENVIRONMENT,
             environment_id=args.environment or DEFAULT_ENVIRONMENT,
             journal=args.journal or defaults[0], artifacts=args.artifacts or defaults[1],
-            plans=args.plans or defaults[2], registry=args.registry)
+            plans=args.plans or defaults[2], registry=args.registry, supplied=implied)
     name = str(args.environment)
     from dpone.compiler import (  # noqa: PLC0415 - only when the file exists
         load_environment,

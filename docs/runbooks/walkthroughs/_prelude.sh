@@ -35,4 +35,4 @@ quietly() { eval "$1" >/dev/null 2>&1; }
 say() { printf '# %s\n' "$1"; }
 
 # latest_delivery: the id of the newest delivery in the journal (first in `dpone delivery list`).
-latest_delivery() { dpone delivery list --format json | jq -r '.deliveries[0].parent_id'; }
+latest_delivery() { dpone delivery list --registry examples --format json | jq -r '.deliveries[0].parent_id'; }

@@ -7,14 +7,14 @@ run 'curl -s -X POST -H "Authorization: Bearer $TOKEN" $RECEIVER/mock/_faults -d
 run 'dpone deliver examples/workloads/measurements_sync.yaml --registry examples --interval-start 2026-08-01 --interval-end 2026-08-22'
 parent=$(latest_delivery)
 child="${parent}_0002"
-run "dpone delivery inspect --operation-id $parent"
+run "dpone delivery inspect --registry examples --operation-id $parent"
 say 'the receiver console (here its ledger) holds nothing under child 2'"'"'s delivery key'
 run 'curl -s -H "Authorization: Bearer $TOKEN" $RECEIVER/mock/_ledger | jq "{mutations_total, rows_by_key}"'
 run 'cat > evidence.json <<EOF
 {"schema": "dpone.operator_evidence.v1", "effect": "not_applied", "accepted_rows": 0, "rejected_rows": 0,
  "receiver_reference": "no batch under this delivery key in the receiver console", "attested_by": "ops-oncall"}
 EOF'
-run "dpone delivery reconcile --operation-id $child --evidence evidence.json --actor ops-oncall --apply"
-run "dpone delivery resume --operation-id $parent --apply --actor ops-oncall"
-run "dpone delivery inspect --operation-id $parent"
+run "dpone delivery reconcile --registry examples --operation-id $child --evidence evidence.json --actor ops-oncall --apply"
+run "dpone delivery resume --registry examples --operation-id $parent --apply --actor ops-oncall"
+run "dpone delivery inspect --registry examples --operation-id $parent"
 run 'curl -s -H "Authorization: Bearer $TOKEN" $RECEIVER/mock/_ledger | jq "{mutations_total, rows_total, duplicate_mutations}"'

@@ -7,10 +7,10 @@ run 'curl -s -X POST -H "Authorization: Bearer $TOKEN" $RECEIVER/mock/_faults -d
 run 'dpone deliver examples/workloads/measurements_async.yaml --registry examples --interval-start 2026-08-01 --interval-end 2026-08-07 --wait'
 parent=$(latest_delivery)
 child="${parent}_0001"
-run "dpone delivery inspect --operation-id $child"
+run "dpone delivery inspect --registry examples --operation-id $child"
 say 'the profile certifies a read-only lookup by delivery key: reconcile needs no other proof'
-run "dpone delivery reconcile --operation-id $child"
-run "dpone delivery reconcile --operation-id $child --actor ops-oncall --apply"
-run "dpone delivery resume --operation-id $parent --apply --wait --actor ops-oncall"
-run "dpone delivery inspect --operation-id $parent"
+run "dpone delivery reconcile --registry examples --operation-id $child"
+run "dpone delivery reconcile --registry examples --operation-id $child --actor ops-oncall --apply"
+run "dpone delivery resume --registry examples --operation-id $parent --apply --wait --actor ops-oncall"
+run "dpone delivery inspect --registry examples --operation-id $parent"
 run 'curl -s -H "Authorization: Bearer $TOKEN" $RECEIVER/mock/_ledger | jq "{mutations_total, rows_total, duplicate_mutations}"'

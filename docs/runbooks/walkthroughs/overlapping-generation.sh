@@ -10,8 +10,8 @@ say 'a correction of the same window is authored as generation 1 (correction_rev
 run "sed -i 's/^    generation_from: scheduled_interval$/&\n    correction_revision: 1/' examples/workloads/measurements_async.yaml"
 run 'dpone deliver examples/workloads/measurements_async.yaml --registry examples --interval-start 2026-08-01 --interval-end 2026-08-07'
 say 'observe the older generation to its end (read-only polling; its unsent child is now stale)'
-run "dpone delivery resume --operation-id $old --apply --wait"
+run "dpone delivery resume --registry examples --operation-id $old --apply --wait"
 say 'the older job is terminal: run the correction again; it resumes its admitted delivery'
 run 'dpone deliver examples/workloads/measurements_async.yaml --registry examples --interval-start 2026-08-01 --interval-end 2026-08-07 --wait'
-run 'dpone delivery list'
+run 'dpone delivery list --registry examples'
 run 'curl -s -H "Authorization: Bearer $TOKEN" $RECEIVER/mock/_ledger | jq "{mutations_total, duplicate_mutations}"'
