@@ -144,18 +144,20 @@ def list_command(statuses: tuple[str, ...], control: ControlPlaneArgs, limit: in
             journal = open_existing_journal(journal_url, environment_id=environment_id,
                                             operation_namespace=plane.operation_namespace)
         except DponeError as error:
-            if error.code != "journal.not_found":
-                raise
-            document = _document((), None, redact(journal_url), environment_id,
-                                 statuses, limit)
-        else:
-            try:
-                summaries = journal.list_deliveries(limit)
-                now = journal.now()
-            finally:
-                close_quietly(journal)
-            document = _document(summaries, now, redact(journal_url), environment_id,
-                                 statuses, limit)
+            if error.code == "journal.not_found" and error.hint is None:
+                # A read-only command never creates a journal: a missing one is a wrong
+                # locator (a typo, another directory), not an empty journal.
+                error.hint = (f"Check --journal / --registry / --environment: {redact(journal_url)} "
+                              "does not exist. A journal is created by the first "
+                              f"`{_deliver_hint(plane.locators)}`.")
+            raise
+        try:
+            summaries = journal.list_deliveries(limit)
+            now = journal.now()
+        finally:
+            close_quietly(journal)
+        document = _document(summaries, now, redact(journal_url), environment_id,
+                             statuses, limit)
         emit(document, fmt, lambda listing: _text(listing, plane.locators))
         return 0
 

@@ -77,11 +77,15 @@ def test_an_empty_journal_prints_a_helpful_line(dpone: Dpone) -> None:
     assert code == 0 and '"deliveries": []' in out
 
 
-def test_a_missing_sqlite_journal_is_not_created(registry: Path, tmp_path: Path) -> None:
+def test_a_missing_sqlite_journal_is_an_error_and_is_not_created(registry: Path,
+                                                                 tmp_path: Path) -> None:
     dpone = Dpone(registry, tmp_path / "state")
 
-    code, out, _ = _list(dpone)
+    code, out, err = _list(dpone)
+    json_code, json_out, _ = _list(dpone, "--format", "json")
 
-    assert code == 0
-    assert out.startswith(f"no journal at {dpone.journal_url} yet: nothing has been delivered")
+    assert code == json_code == 2, out + err
+    assert out == "" and "journal.not_found" in err and dpone.journal_url in err
+    assert "hint: Check --journal" in err
+    assert '"code": "journal.not_found"' in json_out
     assert not Path(dpone.journal_url).exists() and not Path(dpone.journal_url).parent.exists()
