@@ -11,6 +11,7 @@ from __future__ import annotations
 from dpone.contracts import DponeError
 from dpone.contracts.documents import OperatorEvidence, ProvenEffect
 from dpone.executor.supervisor._transitions import PollOutcome
+from dpone.executor.verdict import counter_verdict
 
 
 def _contradiction(message: str, sealed_rows: int, accepted: int | None,
@@ -50,23 +51,14 @@ def polled_effect(outcome: PollOutcome, sealed_rows: int, accepted: int | None,
     """The effect a read-only poll of a receipt proves.
 
     A running job is ``running``; an expired receipt or an answer the profile does not
-    recognize proves nothing (``unknown``). A finished job is applied only when every sealed row
-    was accepted and none rejected; not applied only when the job did not succeed, the profile
-    counts rejections, and none was accepted; partially applied when accepted and rejected
-    account for every row; anything else stays unknown.
+    recognize proves nothing (``unknown``). A finished job's counters are judged by
+    :func:`~dpone.executor.verdict.counter_verdict`, the verdict the supervisor's verification
+    uses, after counters above the sealed rows are refused.
     """
     if outcome == "running":
         return "running"
-    if outcome in ("receipt_expired", "protocol_unknown"):
+    if outcome == "receipt_expired" or outcome == "protocol_unknown":  # noqa: PLR1714 - narrows
         return "unknown"
-    rejected = rejected if rejected_declared else 0
-    check_bounds(sealed_rows, accepted, rejected)
-    if accepted is None or rejected is None:
-        return "unknown"
-    if accepted == sealed_rows and rejected == 0:
-        return "applied"
-    if accepted == 0 and outcome != "succeeded" and rejected_declared and sealed_rows > 0:
-        return "not_applied"
-    if accepted > 0 and accepted + rejected == sealed_rows:
-        return "partially_applied"
-    return "unknown"
+    check_bounds(sealed_rows, accepted, rejected if rejected_declared else 0)
+    return counter_verdict(outcome, sealed_rows, accepted, rejected,
+                           rejected_declared=rejected_declared)

@@ -51,12 +51,16 @@ from dpone.executor.transport import (
     full_jitter_delay,
     retry_after_seconds,
 )
+from dpone.executor.verdict import Acknowledgement, counter_verdict
 
 OBSERVATION_LIMIT: Final = "observation.limit_reached"
 """The stop of a receipt observed ``observability.max_observations`` times without an end."""
 
 # A recorded poll outcome -> the code the run stops with (None: observation or verification
 # goes on).
+_ACKNOWLEDGEMENTS: Final[Mapping[str, Acknowledgement]] = {
+    "succeeded": "succeeded", "failed": "failed", "cancelled": "cancelled", "expired": "expired"}
+"""A VERIFYING state's acknowledgement (its name after ``verifying_``), as the verdict takes it."""
 _STOP_CODES: Final[Mapping[PollOutcome, str | None]] = {
     "running": None,
     "succeeded": None,
@@ -195,13 +199,16 @@ def verify(ctx: RunContext, operation: ChildOperation,
     # the counters read here and their record is I/O.
     lease = ctx.claim(operation.operation_id, "observation")
     accepted, rejected = _counters(ctx, receipt)
-    if accepted == expected and rejected == 0:
+    verdict = counter_verdict(_ACKNOWLEDGEMENTS[acknowledged], expected,
+                              receipt.get("accepted_rows"),
+                              receipt.get("rejected_rows"), rejected_declared=declared)
+    if verdict == "applied":
         return ctx.step(operation, lease, *VERIFIED_FULL[state])
-    if declared and accepted == 0 and no_effect is not None and expected > 0:
+    if verdict == "not_applied" and no_effect is not None:
         operation = ctx.step(operation, lease, *no_effect,
                              error_code="receiver.terminal_failure")
         return ctx.blocked(operation, "receiver.terminal_failure")
-    if accepted is not None and rejected is not None and accepted + rejected == expected:
+    if verdict == "partially_applied":
         # Published before the transition that names its digest: durable before that commit.
         digest = ctx.publish_evidence(operation, "result", {
             "operation_id": operation.operation_id, "acknowledgement": acknowledged,

@@ -61,7 +61,7 @@ def test_attested_evidence_never_contradicts_the_sealed_rows(
 @pytest.mark.parametrize(("outcome", "accepted", "rejected", "effect"), [
     ("succeeded", 10, 0, "applied"),
     ("failed", 0, 10, "not_applied"),
-    ("succeeded", 0, 10, "unknown"),
+    ("succeeded", 0, 10, "partially_applied"),  # per-record rejection of every row
     ("succeeded", 4, 6, "partially_applied"),
     ("succeeded", 4, 0, "unknown"),
     ("succeeded", None, None, "unknown"),
