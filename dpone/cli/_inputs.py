@@ -13,7 +13,6 @@ import datetime as dt
 import functools
 import getpass
 import json
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -77,60 +76,35 @@ class CalendarDate(_DateParam):
 
 
 def boundary_options(command: _F) -> _F:
-    """TARGET, --registry, --interval-start/--interval-end, --artifacts and --plans; an option
-    not given is the registry's store (``<registry>/.dpone/...``)."""
-    return _boundary_options(command, given=False)
-
-
-def boundary_options_given(command: _F) -> _F:
-    """:func:`boundary_options`, an option not given passed on as None: the command resolves
-    it (with the environment file's control plane)."""
-    return _boundary_options(command, given=True)
-
-
-def _boundary_options(command: _F, *, given: bool) -> _F:
     """TARGET, --registry, --interval-start/--interval-end, --artifacts and --plans.
 
-    Without ``--artifacts``/``--plans`` the stores are the registry's (``<registry>/.dpone/...``),
-    never the current directory's; with ``given=True`` the command receives None for an option
-    not given and resolves it itself (with the environment file's control plane)."""
-
-    def decorate(function: _F) -> _F:
-        @functools.wraps(function)
-        def wrapper(*args: Any, registry: Path, artifacts_url: str | None,
-                    plans: Path | None, **kwargs: Any) -> Any:
-            if not given:
-                artifacts_url = artifacts_url or os.path.normpath(
-                    (registry / DEFAULT_ARTIFACTS).absolute())
-                plans = plans or Path(os.path.normpath((registry / DEFAULT_PLANS).absolute()))
-            return function(*args, registry=registry, artifacts_url=artifacts_url, plans=plans,
-                            **kwargs)
-
-        options = [
-            click.argument("target", metavar="WORKLOAD|PLAN_DIGEST"),
-            click.option("--registry", "registry", required=True,
-                         type=click.Path(path_type=Path, file_okay=False),
-                         help="Registry root holding profiles/, bindings/, mappings/, "
-                              "environments/ and the file sources."),
-            click.option("--interval-start", "interval_start", required=True,
-                         type=CalendarDate(), help="First date of the boundary."),
-            click.option("--interval-end", "interval_end", required=True, type=CalendarDate(),
-                         help="End of the boundary (exclusive): [start, end)."),
-            click.option("--artifacts", "artifacts_url", default=None,
-                         show_default=f"<registry>/{DEFAULT_ARTIFACTS}",
-                         help="Artifact store URL: a directory, file:///abs/path or "
-                              "s3://bucket/prefix."),
-            click.option("--plans", "plans", type=click.Path(path_type=Path, file_okay=False),
-                         default=None, show_default=f"<registry>/{DEFAULT_PLANS}",
-                         help="Directory holding plans/sha256/<hex>.json (for a PLAN_DIGEST "
-                              "target)."),
-        ]
-        decorated: Any = wrapper
-        for option in reversed(options):
-            decorated = option(decorated)
-        return cast(_F, decorated)
-
-    return decorate(command)
+    An option not given reaches the command as None: it resolves the store itself, with the
+    plan's environment file (:func:`dpone.cli._environment.run_control_plane`), never against
+    the current directory."""
+    options = [
+        click.argument("target", metavar="WORKLOAD|PLAN_DIGEST"),
+        click.option("--registry", "registry", required=True,
+                     type=click.Path(path_type=Path, file_okay=False),
+                     help="Registry root holding profiles/, bindings/, mappings/, environments/ "
+                          "and the file sources."),
+        click.option("--interval-start", "interval_start", required=True, type=CalendarDate(),
+                     help="First date of the boundary."),
+        click.option("--interval-end", "interval_end", required=True, type=CalendarDate(),
+                     help="End of the boundary (exclusive): [start, end)."),
+        click.option("--artifacts", "artifacts_url", default=None,
+                     show_default=f"the environment file's control_plane, else "
+                                  f"<registry>/{DEFAULT_ARTIFACTS}",
+                     help="Artifact store URL: a directory, file:///abs/path or "
+                          "s3://bucket/prefix."),
+        click.option("--plans", "plans", type=click.Path(path_type=Path, file_okay=False),
+                     default=None, show_default=f"the environment file's control_plane, else "
+                                                f"<registry>/{DEFAULT_PLANS}",
+                     help="Directory holding plans/sha256/<hex>.json (for a PLAN_DIGEST "
+                          "target)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
 
 
 @dataclass(frozen=True)
@@ -261,9 +235,15 @@ def read_target_plan(target: str, registry: Path, plans: Path, *,
         data = read_plan_bytes(plans, target)
         return LoadedPlan(_parsed(json.loads(data), target), target, data)
     from dpone.compiler import compile_workload  # noqa: PLC0415 - a stored plan needs no compiler
+    from dpone.compiler.mapping_versions import (  # noqa: PLC0415 - with the compiler
+        check_mapping_layout,
+        mapping_stores,
+    )
 
     compiled = compile_workload(Path(target), registry, workload_display=target,
                                 registry_display=str(registry))
+    check_mapping_layout(compiled.plan, registry, mapping_stores(registry, plans),
+                         registry_display=str(registry))
     if persist:
         write_plan(plans, compiled.digest, compiled.canonical)
     return LoadedPlan(compiled.plan, compiled.digest, compiled.canonical)

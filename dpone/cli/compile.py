@@ -12,6 +12,7 @@ from dpone.cli._hints import command, redact
 from dpone.cli._inputs import DEFAULT_ARTIFACTS, DEFAULT_PLANS
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
 from dpone.compiler import CompiledPlan, compile_workload
+from dpone.compiler.mapping_versions import check_mapping_layout, layout_digest, mapping_stores
 from dpone.contracts import DponeError
 from dpone.contracts.documents import (
     BindingSummary,
@@ -33,9 +34,14 @@ _REGISTRY = click.option("--registry", "registry", required=True,
                          help="Registry root holding profiles/, bindings/, mappings/, environments/.")
 
 
-def _compile(workload: Path, registry: Path) -> CompiledPlan:
-    return compile_workload(workload, registry, workload_display=str(workload),
-                            registry_display=str(registry))
+def _compile(workload: Path, registry: Path, plans: Path | None = None) -> CompiledPlan:
+    """Compile ``workload``; a mapping id whose layout changed since a plan in the registry's
+    plan store (or ``plans``) or its goldens was compiled with it is refused."""
+    compiled = compile_workload(workload, registry, workload_display=str(workload),
+                                registry_display=str(registry))
+    check_mapping_layout(compiled.plan, registry, mapping_stores(registry, plans),
+                         registry_display=str(registry))
+    return compiled
 
 
 def _digests(compiled: CompiledPlan) -> DigestSummary:
@@ -48,6 +54,8 @@ def _digests(compiled: CompiledPlan) -> DigestSummary:
         receiver_binding_semantics=plan.binding.receiver_binding_semantics_digest,
         operation_namespace=plan.environment.operation_namespace,
         effect_conflict_domain=plan.effect_conflict_domain,
+        mapping=plan.mapping_digest,
+        mapping_layout=layout_digest(plan.mapping.model_dump(mode="json", by_alias=True)),
     )
 
 
@@ -145,17 +153,18 @@ def _publish(artifacts_url: str, compiled: CompiledPlan) -> PublishedPlan:
 @_WORKLOAD
 @_REGISTRY
 @click.option("--out", "out", type=click.Path(path_type=Path, file_okay=False),
-              default=DEFAULT_PLANS, show_default=True,
+              default=None, show_default=f"<registry>/{DEFAULT_PLANS}",
               help="Directory under which plans/sha256/<hex>.json is written.")
 @click.option("--publish", "publish", is_flag=True, default=False,
               help="Also publish the plan into the artifact store --artifacts by its digest "
                    "(create-if-absent): what `dpone-executor run --plan-digest` reads.")
-@click.option("--artifacts", "artifacts_url", default=None, show_default=DEFAULT_ARTIFACTS,
+@click.option("--artifacts", "artifacts_url", default=None,
+              show_default=f"<registry>/{DEFAULT_ARTIFACTS}",
               help="Artifact store --publish publishes into: a directory, file:///abs/path or "
                    "s3://bucket/prefix.")
 @FORMAT_OPTION
-def plan(workload: Path, registry: Path, out: Path, publish: bool, artifacts_url: str | None,
-         fmt: str) -> None:
+def plan(workload: Path, registry: Path, out: Path | None, publish: bool,
+         artifacts_url: str | None, fmt: str) -> None:
     """Compile WORKLOAD into a content-addressed dpone.rest_delivery_plan.v1.
 
     With --publish the plan is also published into the artifact store by its digest (the CI
@@ -166,9 +175,11 @@ def plan(workload: Path, registry: Path, out: Path, publish: bool, artifacts_url
             raise DponeError(code="input.invalid_argument",
                              message="--artifacts names where --publish publishes the plan",
                              hint="Add --publish to publish the plan into that artifact store.")
-        compiled = _compile(workload, registry)
-        path, written = write_plan(out, compiled.digest, compiled.canonical)
-        published = _publish(artifacts_url or DEFAULT_ARTIFACTS, compiled) if publish else None
+        store = out or registry / DEFAULT_PLANS
+        compiled = _compile(workload, registry, store)
+        path, written = write_plan(store, compiled.digest, compiled.canonical)
+        published = _publish(artifacts_url or str(registry / DEFAULT_ARTIFACTS),
+                             compiled) if publish else None
         result = PlanResult(path=str(path), written=written, plan_digest=compiled.digest,
                             published=published, **_summary(compiled))
         if fmt == "json":

@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from dpone.artifacts import open_artifact_store
-from dpone.cli._hints import SEALING, Locators, command
+from dpone.cli._environment import registry_defaults, run_control_plane
+from dpone.cli._hints import command
 from dpone.cli._inputs import boundary_options, load_plan, sealed_boundary
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
 from dpone.cli._seal_log import changed_since_seal
@@ -68,16 +69,20 @@ def _text(result: SealResult) -> str:
 @boundary_options
 @FORMAT_OPTION
 def seal(target: str, registry: Path, interval_start: dt.datetime, interval_end: dt.datetime,
-         artifacts_url: str, plans: Path, fmt: str) -> None:
+         artifacts_url: str | None, plans: Path | None, fmt: str) -> None:
     """Freeze [--interval-start, --interval-end), plan its children and seal every payload.
 
     Publishes the parent, each payload and its dpone.rest_payload.v1 document create-if-absent;
-    sealing the same boundary again publishes nothing new and prints the same digests.
+    sealing the same boundary again publishes nothing new and prints the same digests. The
+    artifact store is --artifacts, else the one the environment file's control_plane names,
+    else <registry>/.dpone/artifacts: the store `dpone deliver` of the same registry uses.
     """
 
     def body() -> int:
-        plan, plan_digest = load_plan(target, registry, plans)
-        store = open_artifact_store(artifacts_url)
+        plan, plan_digest = load_plan(target, registry, plans or registry_defaults(registry)[2])
+        plane = run_control_plane(registry, plan.environment.ref, journal=None,
+                                  artifacts=artifacts_url, plans=plans)
+        store = open_artifact_store(plane.artifacts)
         sealed = sealed_boundary(plan, plan_digest, registry, interval_start.date(),
                                  interval_end.date(), store)
         changed_since_seal(store, sealed.topology, "`dpone deliver` sends the bytes sealed now")
@@ -86,13 +91,12 @@ def seal(target: str, registry: Path, interval_start: dt.datetime, interval_end:
             emit_json(result)
         else:
             click.echo(_text(result))
-            locators = Locators.given(artifacts=artifacts_url, plans=plans)
+            given = [*(["--artifacts", artifacts_url] if artifacts_url is not None else []),
+                     *(["--plans", str(plans)] if plans is not None else [])]
             click.echo("next: " + command(
                 "deliver", target, "--registry", str(registry), "--interval-start",
                 f"{interval_start:%Y-%m-%d}", "--interval-end", f"{interval_end:%Y-%m-%d}",
-                *locators.options(SEALING)))
+                *given))
         return 0
 
     run_guarded(fmt, body)
-
-

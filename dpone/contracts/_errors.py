@@ -138,6 +138,9 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
     _ce("workload.override_out_of_range", "Choose a value within the profile's bounds."),
     _ce("workload.override_not_allowed", "Remove the override; the profile does not allow it."),
     _ce("workload.mutation_unsupported", "Choose a mutation kind the profile supports."),
+    _ce("mapping.layout_changed", "A mapping id names one column layout: give the new layout "
+        "a new mapping id (shop.orders.v1 -> shop.orders.v2) and point the workload's "
+        "payload.mapping_ref at it; plans compiled with the old id keep their layout."),
     _ce("workload.scope_field_unknown", "Name a date column of the mapping as the scope field."),
     _ce("template.syntax", "Write literal text and `{symbol}` placeholders only."),
     _ce("template.absolute_url", "Give a relative path; the binding owns scheme and authority."),

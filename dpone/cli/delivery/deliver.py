@@ -9,14 +9,14 @@ import click
 
 from dpone.artifacts import open_artifact_store
 from dpone.cli._environment import registry_defaults, run_control_plane
-from dpone.cli._inputs import DEFAULT_JOURNAL, boundary_options_given, persist_plan, read_target_plan
+from dpone.cli._inputs import DEFAULT_JOURNAL, boundary_options, persist_plan, read_target_plan
 from dpone.cli._output import FORMAT_OPTION, emit, run_guarded
 from dpone.cli.delivery._boundary_run import BoundaryRun, announce_stores, deliver_boundary
 from dpone.executor.supervisor import check_profile
 
 
 @click.command(name="deliver")
-@boundary_options_given
+@boundary_options
 @click.option("--journal", "journal_url", default=None,
               show_default=f"the environment file's control_plane, else <registry>/"
                            f"{DEFAULT_JOURNAL}",

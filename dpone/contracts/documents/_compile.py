@@ -54,6 +54,12 @@ class DigestSummary(Report):
     receiver_binding_semantics: Digest
     operation_namespace: Digest
     effect_conflict_domain: Digest
+    mapping: Digest
+    """The payload mapping's digest (its id, layout and description): a column change shows
+    here, not only in the plan digest."""
+    mapping_layout: Digest
+    """The digest of the mapping's column layout alone (columns and sort keys): one per mapping
+    id (``mapping.layout_changed``)."""
 
 
 class CompileSummary(Report):
