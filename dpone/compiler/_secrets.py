@@ -29,8 +29,7 @@ _SECRET_VALUE = re.compile(
     rf"(?!(?:env:|file:/|vault://|conn:))[A-Za-z0-9._~+/=-]{{8,}})",
 )
 _URL_PASSWORD = re.compile(r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@")
-"""A URL with a password in its userinfo (a control-plane locator has its own, more precise
-refusal: ``environment.secret_in_url``)."""
+"""A URL with a password in its userinfo."""
 _CREDENTIAL_REF = re.compile(r"^(env:[A-Z][A-Z0-9_]*|file:/\S+|vault://\S+|conn:[A-Za-z0-9_]+)$")
 
 
@@ -46,10 +45,11 @@ def refuse_secret_values(doc: LoadedDocument) -> None:
                 location=doc.locate(path),
                 hint="bindings name a credential_ref (env:NAME, file:/path, vault://path)",
             )
+        # A control-plane locator's password has its own refusal (environment.secret_in_url).
         locator = bool(path) and path[0] == "control_plane"
         for text in (value, key):
-            if isinstance(text, str) and (_SECRET_VALUE.search(text) or (
-                    not locator and _URL_PASSWORD.search(text))):
+            if isinstance(text, str) and not locator and (
+                    _SECRET_VALUE.search(text) or _URL_PASSWORD.search(text)):
                 # The message never repeats the text: it would print the secret.
                 raise DponeError(
                     code="binding.secret_value",

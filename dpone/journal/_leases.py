@@ -189,3 +189,13 @@ def check_submit_holder(tx: UnitOfWork, row: ChildRow, lease: Lease) -> AttemptR
                          message="another mutation lease entered SUBMITTING for this attempt; "
                          "a takeover is observation or reconciliation only")
     return attempt
+
+
+def live_leases(tx: UnitOfWork, parent_id: str) -> tuple[Lease, ...]:
+    """The unexpired leases on the delivery ``parent_id`` and its children (ids
+    ``<parent>_NNNN``; ``_`` escaped in the pattern), soonest expiry first."""
+    return tuple(Lease(operation_id=str(row["operation_id"]), kind=row["kind"],
+                       holder=str(row["holder"]), token=int(row["token"]),
+                       expires_at=tx.codec.moment(row["expires_at"]))
+                 for row in tx.all("live_leases_of_parent", parent_id=parent_id,
+                                   children=f"{parent_id}\\_%"))

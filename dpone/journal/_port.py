@@ -55,6 +55,7 @@ from dpone.journal._leases import (
     check_lease_request,
     holding,
     live_lease,
+    live_leases,
     release,
     renew,
 )
@@ -176,6 +177,10 @@ class JournalBase(ABC):
     def list_operator_actions(self, operation_ids: Sequence[str]) -> Sequence[OperatorAction]:
         return self._run(self._owned(
             operation_ids, lambda tx: operator.listed(tx, operation_ids)), "read")
+
+    def list_live_leases(self, parent_id: str) -> Sequence[Lease]:
+        return self._run(self._owned([parent_id], lambda tx: live_leases(tx, parent_id)),
+                         "read")
 
     def _environment_row(self, environment_id: str) -> EnvironmentRow | None:
         self._scoped(environment_id)

@@ -113,6 +113,12 @@ class StepPrinter:
         return f"child {ordinal}/{self._total} {self._scopes.get(ordinal, '')}".rstrip()
 
 
+def lease_wait_line(operation_id: str, who: str, until: str, left_s: int) -> None:
+    """The progress line of a command waiting for a lost run's lease to expire."""
+    click.echo(f"waiting for the lease of {who} on {operation_id} to expire at {until} "
+               f"(journal clock, {left_s} s): its run is gone or still working", err=True)
+
+
 class LazyTransport:
     """The plan's transport, built (and its credential resolved) on the first request, once
     even when children in flight at once send their first requests together."""

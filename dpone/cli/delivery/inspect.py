@@ -14,6 +14,7 @@ scalars.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -41,6 +42,7 @@ from dpone.contracts.documents import (
     AttemptSummary,
     ChildRow,
     DeliveryInspection,
+    HeldLease,
     InspectedChild,
     Interval,
     ObservationSummary,
@@ -156,6 +158,12 @@ def _document(journal: DeliveryJournalView, parent: ParentOperation, only: str |
         children=rows,
         verification=verification_basis(plan),
         operator_actions=_actions(journal, parent, only),
+        leases=tuple(HeldLease(operation_id=lease.operation_id, kind=lease.kind,
+                               holder=lease.holder, expires_at=lease.expires_at,
+                               expires_in_s=max(0, math.ceil(
+                                   (lease.expires_at - now).total_seconds())))
+                     for lease in journal.list_live_leases(parent.parent_id)
+                     if only is None or lease.operation_id in (only, parent.parent_id)),
         **located,
     )
 
@@ -206,9 +214,25 @@ def _text(document: DeliveryInspection) -> str:
             detail.append(f"    payload {child.payload_key}")
             detail.append(f"    allowed next actions: {', '.join(child.allowed_actions)}")
             lines += detail
+    lines += _leases_text(document)
     lines += _trail_text(document)
     lines.append(f"next actions: {', '.join(document.next_actions) or 'none (complete)'}")
     return "\n".join(lines)
+
+
+def _leases_text(document: DeliveryInspection) -> list[str]:
+    """Who holds a lease on the delivery and until when (journal clock): a lost run's lease
+    blocks a takeover until it expires; `resume --apply` and `reconcile --apply` wait for it."""
+    if not document.leases:
+        return []
+    ordinals = {child.operation_id: f"child {child.ordinal}" for child in document.children}
+    lines = ["leases held (journal clock):"]
+    for lease in document.leases:
+        until = lease.expires_at.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        lines.append(f"  {ordinals.get(lease.operation_id, 'delivery')} {lease.kind} lease: "
+                     f"{lease.holder} until {until} ({lease.expires_in_s} s)")
+    return [*lines, "  a live run renews its leases; a lost run's expire then, and "
+            "`resume --apply` or `reconcile --apply` waits for that", ""]
 
 
 def _trail_text(document: DeliveryInspection) -> list[str]:

@@ -44,7 +44,7 @@ from dpone.cli._inputs import (
     recovery_plan,
 )
 from dpone.cli._output import FORMAT_OPTION, emit, run_guarded
-from dpone.cli.delivery._delivery_run import LazyTransport, holder
+from dpone.cli.delivery._delivery_run import LazyTransport, holder, lease_wait_line
 from dpone.contracts import DponeError
 from dpone.contracts.design import load_state_contract
 from dpone.contracts.documents import (
@@ -55,10 +55,11 @@ from dpone.contracts.documents import (
     ReconciledState,
     ReconcileResult,
 )
-from dpone.contracts.journal import ChildOperation, ParentOperation
+from dpone.contracts.journal import ChildOperation, DeliveryJournalPort, ParentOperation
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.contracts.sealed import SealedChild
+from dpone.executor.clock import SystemClock
 from dpone.executor.reconcile import (
     FoundOrphan,
     Proof,
@@ -73,7 +74,12 @@ from dpone.executor.reconcile import (
     resolution,
     untimed_absence,
 )
-from dpone.executor.supervisor import check_profile, sealed_children
+from dpone.executor.supervisor import (
+    check_profile,
+    projected_lost_submit,
+    record_lost_submit,
+    sealed_children,
+)
 from dpone.executor.transport import RestTransportPort, transport_for
 
 _RECORDED_EXIT: Final[Mapping[ProvenEffect, Literal[0, 4]]] = {
@@ -201,6 +207,8 @@ def reconcile_command(operation_id: str, control: ControlPlaneArgs,
         parent, child, plan, sealed = loaded.parent, loaded.child, loaded.plan, loaded.sealed
         _guards(plan, parent, release_digest, profile_digest)
         contract = load_state_contract()
+        left_in_flight = child  # a lost run's SUBMITTING child: --apply records it UNKNOWN first
+        child = projected_lost_submit(contract, child)
         if reconcilable(contract, child) is None:
             raise DponeError(code="reconcile.not_reconcilable", operation_id=child.operation_id,
                              message=f"child {child.ordinal} is {child.state_name}: only a "
@@ -244,6 +252,8 @@ def reconcile_command(operation_id: str, control: ControlPlaneArgs,
                                   tier=plan.environment.snapshot.tier,
                                   operation_namespace=plane.operation_namespace)
             try:
+                if left_in_flight is not child:
+                    _record_lost_submit(writer, left_in_flight, child, plane)
                 updated, stored = record(writer, store, document, proof, resolved,
                                          actor=who, holder=holder())
             finally:
@@ -261,6 +271,21 @@ def reconcile_command(operation_id: str, control: ControlPlaneArgs,
         return result.exit_code
 
     run_guarded(fmt, body)
+
+
+def _record_lost_submit(writer: DeliveryJournalPort, left: ChildOperation,
+                        expected: ChildOperation, plane: ControlPlane) -> None:
+    """Record the lost run's submit of ``left`` as UNKNOWN, waiting (at most one lease TTL, a
+    line on stderr) for its mutation lease to expire; refused when the child then is not what
+    the preview showed (``journal.revision_conflict``: run the command again)."""
+
+    recorded = record_lost_submit(writer, left, holder=holder(), leases=plane.leases,
+                                  clock=SystemClock(), on_wait=lease_wait_line)
+    if (recorded.state_name, recorded.revision) != (expected.state_name, expected.revision):
+        raise DponeError(code="journal.revision_conflict", operation_id=left.operation_id,
+                         message=f"child {left.ordinal} moved to {recorded.state_name} "
+                         f"(revision {recorded.revision}) while the lost submit was recorded; "
+                         "nothing was reconciled: run the command again")
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ first request is sent.
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import click
@@ -36,16 +38,30 @@ from dpone.cli._inputs import (
 from dpone.cli._output import FORMAT_OPTION, emit, run_guarded
 from dpone.cli.delivery._authority import OperatorAuthority
 from dpone.cli.delivery._delivery_result import RunResult, emit_result, stopped
-from dpone.cli.delivery._delivery_run import SealedShape, StepPrinter, delivery_ports, holder
+from dpone.cli.delivery._delivery_run import (
+    SealedShape,
+    StepPrinter,
+    delivery_ports,
+    holder,
+    lease_wait_line,
+)
 from dpone.cli.delivery._report import child_rows, render_table
 from dpone.contracts import ERROR_CATALOG, DponeError
 from dpone.contracts.documents import Interval, PreviewChild, ResumePreview
-from dpone.contracts.journal import ChildOperation, ParentOperation
+from dpone.contracts.journal import (
+    ChildOperation,
+    DeliveryJournalPort,
+    Lease,
+    LeaseKindName,
+    ParentOperation,
+)
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.executor.clock import SystemClock
 from dpone.executor.supervisor import (
+    IN_FLIGHT_STATES,
     allowed_actions,
+    await_lease,
     check_profile,
     resume,
     resume_step,
@@ -70,8 +86,9 @@ def _plan(plans: Path, store: ImmutableArtifactPort, parent: ParentOperation) ->
     return plan
 
 
-def _apply_text(child: ChildOperation, step: str, stopper: int | None) -> str:
-    """What ``--apply`` does with ``child``, for people."""
+def _apply_text(child: ChildOperation, step: str, stopper: int | None,
+                held: Mapping[str, Lease] | None = None) -> str:
+    """What ``--apply`` does with ``child``, for people (``held``: live mutation leases)."""
     receipt = child.receipt or {}
     if step == "not_reached":
         return f"not reached: child {stopper} stops the run first"
@@ -89,15 +106,21 @@ def _apply_text(child: ChildOperation, step: str, stopper: int | None) -> str:
     if step == "promote_checkpoint":
         return "promote the checkpoint frontier"
     if step == "take_over_unknown":
-        return ("record the effect UNKNOWN once the mutation lease has expired; "
+        lease = (held or {}).get(child.operation_id)
+        until = (f" (held by {lease.holder} until "
+                 f"{lease.expires_at.astimezone(dt.UTC):%Y-%m-%dT%H:%M:%SZ}, journal clock: "
+                 "--apply waits for it)" if lease is not None else " (it has)")
+        return (f"record the effect UNKNOWN once the mutation lease has expired{until}; "
                 "nothing is resent")
     code = child.last_error_code or "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"
     return f"stop with {code} (exit {ERROR_CATALOG[code].exit_code}); nothing is sent"
 
 
 def _preview(parent: ParentOperation, plan: RestDeliveryPlan, shape: SealedShape,
-             wait: bool) -> ResumePreview:
-    """The read-only ``dpone.delivery_resume_preview.v1`` document."""
+             wait: bool, leases: Sequence[Lease] = ()) -> ResumePreview:
+    """The read-only ``dpone.delivery_resume_preview.v1`` document (``leases``: the live
+    leases of the delivery, named in what --apply waits for)."""
+    held = {lease.operation_id: lease for lease in leases if lease.kind == "mutation"}
     rows = {row.operation_id: row for row in child_rows(parent, shape.children)}
     unfinished = [child for child in sorted(parent.children, key=lambda c: c.ordinal)
                   if resume_step(child, plan) != "none"]
@@ -111,7 +134,7 @@ def _preview(parent: ParentOperation, plan: RestDeliveryPlan, shape: SealedShape
                                      allowed_actions=allowed_actions(child),
                                      next_action=(allowed_actions(child) or ("none",))[0],
                                      on_apply=step,
-                                     on_apply_text=_apply_text(child, step, stopper)))
+                                     on_apply_text=_apply_text(child, step, stopper, held)))
     return ResumePreview(
         parent_id=parent.parent_id, logical_route_id=parent.logical_route_id,
         plan_digest=parent.plan_digest, profile=plan.profile.snapshot.ref,
@@ -181,6 +204,7 @@ def resume_command(operation_id: str, control: ControlPlaneArgs, actor: str | No
                                         operation_namespace=plane.operation_namespace)
         try:
             parent = load_delivery(journal, parent_id, child_id)
+            leases = journal.list_live_leases(parent_id)
             plan = _plan(plane.plans, store, parent)
             sealed = sealed_children(parent, store)
         finally:
@@ -189,10 +213,23 @@ def resume_command(operation_id: str, control: ControlPlaneArgs, actor: str | No
                             sum(child.descriptor.row_count for child in sealed))
         locators = plane.locators
         if who is None:
-            document = _preview(parent, plan, shape, wait)
+            document = _preview(parent, plan, shape, wait, leases)
             emit(document, fmt, lambda preview: _preview_text(preview, locators))
             return 0
+        def await_lost_runs(opened: DeliveryJournalPort) -> None:
+            # A lost run's leases (its operator lease, the mutation lease of a child it left in
+            # SUBMITTING) expire within one TTL: wait for them instead of refusing.
+            operator_lease: LeaseKindName = "operator"
+            mutation: LeaseKindName = "mutation"
+            waits = [(parent_id, operator_lease, who)] + [
+                (child.operation_id, mutation, holder()) for child in parent.children
+                if child.state_name in IN_FLIGHT_STATES]
+            for waited, kind, by in waits:
+                await_lease(opened, waited, kind, holder=by, leases=plane.leases,
+                            clock=SystemClock(), on_wait=lease_wait_line)
+
         with delivery_ports(plan, plane.journal, store, environment_id=plane.environment_id,
+                            on_open=await_lost_runs,
                             announce=f"resuming delivery {parent_id}: {len(sealed)} child(ren)") as (
                 journal, transport, run_store), OperatorAuthority(
                     journal, parent_id, who, "resume", plane.leases):

@@ -94,6 +94,18 @@ class OperatorActionSummary(Report):
     reconciliation_id: str | None
 
 
+class HeldLease(Report):
+    """A lease on the delivery or one of its children that has not expired (journal clock):
+    who holds it and until when. A lost run's lease blocks a takeover until ``expires_at``;
+    `resume --apply` and `reconcile --apply` wait for it (one lease TTL at most)."""
+
+    operation_id: str
+    kind: str
+    holder: str
+    expires_at: Timestamp
+    expires_in_s: int
+
+
 class DeliveryInspection(Report):
     """``dpone delivery inspect --format json``. ``profile`` and ``authority`` appear when the
     plan is in the plan store."""
@@ -126,3 +138,5 @@ class DeliveryInspection(Report):
     payloads_expired_at: Timestamp | None = None
     """When payload retention (`dpone admin prune --apply`) deleted the sealed payloads; only
     present then."""
+    leases: tuple[HeldLease, ...] = ()
+    """The unexpired leases on the delivery and its children, soonest expiry first."""

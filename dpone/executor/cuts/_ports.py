@@ -247,6 +247,9 @@ class CuttingJournal:
     def list_operator_actions(self, operation_ids: Sequence[str]) -> Sequence[OperatorAction]:
         return self._journal.list_operator_actions(operation_ids)
 
+    def list_live_leases(self, parent_id: str) -> Sequence[Lease]:
+        return self._journal.list_live_leases(parent_id)
+
     def revocation_status(self, environment_id: str) -> RevocationStatus:
         return self._journal.revocation_status(environment_id)
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from dpone.executor.supervisor._actions import (
         ACTIONS,
         DELIVERY_STATUSES,
+        IN_FLIGHT_STATES,
         allowed_actions,
         awaits_operator,
         delivery_status,
@@ -47,10 +48,17 @@ if TYPE_CHECKING:
         DeliveryResult,
     )
     from dpone.executor.supervisor._resume import resume, sealed_children
+    from dpone.executor.supervisor._takeover import (
+        LeaseWait,
+        await_lease,
+        projected_lost_submit,
+        record_lost_submit,
+    )
 
 __all__ = [
     "ACTIONS",
     "DELIVERY_STATUSES",
+    "IN_FLIGHT_STATES",
     "ChildReceipt",
     "DeliveryBlocked",
     "DeliveryCompleted",
@@ -58,8 +66,10 @@ __all__ = [
     "DeliveryResult",
     "Heartbeat",
     "JobStatus",
+    "LeaseWait",
     "RetryWait",
     "allowed_actions",
+    "await_lease",
     "awaits_operator",
     "check_profile",
     "classify_status",
@@ -75,6 +85,8 @@ __all__ = [
     "phase_of",
     "plan_tenancy",
     "poll_request",
+    "projected_lost_submit",
+    "record_lost_submit",
     "resume",
     "resume_step",
     "sealed_children",
@@ -85,6 +97,7 @@ __all__ = [
 __getattr__ = lazy_exports(__name__, {
     "ACTIONS": "_actions",
     "DELIVERY_STATUSES": "_actions",
+    "IN_FLIGHT_STATES": "_actions",
     "allowed_actions": "_actions",
     "awaits_operator": "_actions",
     "delivery_status": "_actions",
@@ -112,4 +125,8 @@ __getattr__ = lazy_exports(__name__, {
     "DeliveryResult": "_results",
     "resume": "_resume",
     "sealed_children": "_resume",
+    "LeaseWait": "_takeover",
+    "await_lease": "_takeover",
+    "projected_lost_submit": "_takeover",
+    "record_lost_submit": "_takeover",
 })

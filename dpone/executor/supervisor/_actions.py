@@ -97,7 +97,10 @@ def allowed_actions(child: ChildOperation | ChildStanding) -> tuple[OperatorActi
     if child.state_name in VERIFYING_STATES:
         return ("verify_counters",)
     if child.state_name in IN_FLIGHT_STATES:
-        return ("wait_for_mutation_lease", "inspect_evidence")
+        # Left in SUBMITTING by a run that may be gone: once its mutation lease expires,
+        # `reconcile --apply` records the lost submit and proves the effect in one command
+        # (`resume --apply` records it UNKNOWN); both wait for the lease.
+        return ("wait_for_mutation_lease", "reconcile_delivery_key", "inspect_evidence")
     return ACTIONS.get(child.last_error_code or "", ("inspect_evidence",))
 
 

@@ -115,3 +115,25 @@ def test_a_claim_on_an_unknown_operation_keeps_nothing(journal: DeliveryJournalP
     with pytest.raises(DponeError) as no_child:
         journal.begin_attempt("op_unknown", "worker-1", 60)
     assert no_child.value.code == "journal.not_found"
+
+
+def test_live_leases_of_a_delivery_name_holder_and_expiry_and_skip_other_deliveries(
+        journal: DeliveryJournalPort) -> None:
+    """What `inspect` shows of a lost run: its unexpired leases on the delivery and its
+    children (never another delivery's whose id shares the prefix), soonest expiry first."""
+    admitted = journal.admit_parent(admission([(0, 10), (10, 20)]))
+    parent_id = admitted.parent.parent_id
+    first, second = (child.operation_id for child in admitted.parent.children)
+    journal.acquire_lease(second, "mutation", "worker-b", 120)
+    journal.acquire_lease(first, "mutation", "worker-a", 60)
+    short = journal.acquire_lease(parent_id, "operator", "ops", 30)
+
+    leases = journal.list_live_leases(parent_id)
+
+    assert [(lease.operation_id, lease.kind, lease.holder) for lease in leases] == [
+        (parent_id, "operator", "ops"), (first, "mutation", "worker-a"),
+        (second, "mutation", "worker-b")]
+    assert leases[0].expires_at == short.expires_at
+    journal.release_lease(short)
+    assert [lease.holder for lease in journal.list_live_leases(parent_id)] == [
+        "worker-a", "worker-b"]

@@ -81,6 +81,7 @@ def _foreign_calls(parent: ParentOperation, attempt_id: str
         "list_attempts": lambda j: j.list_attempts(done),
         "list_observations": lambda j: j.list_observations(done),
         "list_operator_actions": lambda j: j.list_operator_actions([parent.parent_id, done]),
+        "list_live_leases": lambda j: j.list_live_leases(parent.parent_id),
         "find_parent": lambda j: j.find_parent(request_a.tenancy, request_a.parent_plan_digest),
         "check_admitted_leases": lambda j: j.check_admitted_leases(
             tenancy(TENANT_A), request_a.plan_digest, request_a.boundary_from,
@@ -115,6 +116,7 @@ def _foreign_calls(parent: ParentOperation, attempt_id: str
 
 CALLS = (
     "load_parent", "get_child", "list_attempts", "list_observations", "list_operator_actions",
+    "list_live_leases",
     "find_parent", "check_admitted_leases", "admit_parent", "acquire_lease", "release_lease",
     "renew_lease", "check_lease", "begin_attempt", "plan_attempt", "enter_submitting",
     "record_orphan_marker", "transition", "settle_response", "reconcile", "promote_frontier",

@@ -66,7 +66,8 @@ def _completed(s: Supervised) -> None:
 SCENARIOS = {
     "admitted": (_admitted, "sealed", "submit", ("resume_delivery",), "in_progress"),
     "on-the-wire": (_stopped_after("enter_submitting"), "submitting", "take_over_unknown",
-                    ("wait_for_mutation_lease", "inspect_evidence"), "in_progress"),
+                    ("wait_for_mutation_lease", "reconcile_delivery_key", "inspect_evidence"),
+                    "in_progress"),
     "receipt-durable": (_stopped_after("submitting_async_receipt_accepted"), "accepted",
                         "poll_receipt", ("poll_receipt",), "pending"),
     "counters-recorded": (_stopped_after("accepted_poll_succeeded"), "verifying_succeeded",

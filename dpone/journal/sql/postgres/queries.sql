@@ -565,3 +565,12 @@ ON CONFLICT (operation_namespace) DO NOTHING;
 -- name: journal_namespaces
 SELECT operation_namespace, platform_instance_id, tenant_id, environment_id, namespace_revision
   FROM rest_delivery_namespace ORDER BY operation_namespace;
+
+-- name: live_leases_of_parent
+-- The unexpired leases on a delivery and its children (ids ``<parent>_NNNN``), soonest first.
+SELECT operation_id, kind, holder, token, expires_at
+  FROM rest_delivery_lease
+ WHERE environment_id = %(environment_id)s
+   AND (operation_id = %(parent_id)s OR operation_id LIKE %(children)s ESCAPE '\')
+   AND expires_at > clock_timestamp()
+ ORDER BY expires_at, operation_id, kind;

@@ -1,0 +1,96 @@
+"""Taking over a child a lost run left behind: wait out its lease, record the lost submit.
+
+A run that died keeps its leases until they expire by the journal clock (the environment's
+``leases.ttl_s``). An operator command that must take a child over (`resume --apply`,
+`reconcile --apply` of a child left in SUBMITTING) waits for that expiry instead of refusing,
+bounded by one TTL: a holder that is alive renews its lease and the command then refuses with
+``journal.lease_held`` as before. A child left in SUBMITTING becomes UNKNOWN (the request may
+have reached the receiver; nothing is resent) under an observation lease: the same transition
+the supervisor takes on resume.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Final
+
+from dpone.contracts import DponeError
+from dpone.contracts.binding import LeasePolicy
+from dpone.contracts.journal import ChildOperation, DeliveryJournalPort, LeaseKindName, TransitionRequest
+from dpone.contracts.ports import Clock
+from dpone.contracts.state import StateContract
+from dpone.executor.supervisor._actions import IN_FLIGHT_STATES
+from dpone.executor.supervisor._transitions import MUTATION_LEASE_LOST, state_of
+
+MARGIN_S: Final = 2.0
+"""Seconds waited beyond a lease's expiry (the journal clock and this one may differ)."""
+
+LeaseWait = Callable[[str, str, str, int], None]
+"""Told (operation id, holder, expires_at, seconds left) before each wait."""
+
+
+def await_lease(journal: DeliveryJournalPort, operation_id: str, kind: LeaseKindName, *,
+                holder: str, leases: LeasePolicy, clock: Clock,
+                on_wait: LeaseWait | None = None) -> None:
+    """Return once no other holder's ``kind`` lease on ``operation_id`` is live (taking and
+    releasing it proves that); wait for an expiring one at most the lease TTL plus a margin,
+    then refuse with the journal's ``journal.lease_held`` (a live holder renews its lease)."""
+    deadline = clock.monotonic() + leases.ttl_s + MARGIN_S
+    while True:
+        try:
+            lease = journal.acquire_lease(operation_id, kind, holder, leases.ttl_s)
+        except DponeError as error:
+            if error.code != "journal.lease_held":
+                raise
+            left = error.details.get("expires_in_s")
+            if not isinstance(left, int):
+                continue  # released between the take and the read: take it again
+            if clock.monotonic() + left > deadline:
+                raise
+            if on_wait is not None:
+                on_wait(operation_id, str(error.details.get("holder")),
+                        str(error.details.get("expires_at")), left)
+            clock.sleep(left + MARGIN_S / 2)
+            continue
+        with contextlib.suppress(DponeError):
+            journal.release_lease(lease)
+        return
+
+
+def record_lost_submit(journal: DeliveryJournalPort, operation: ChildOperation, *, holder: str,
+                       leases: LeasePolicy, clock: Clock,
+                       on_wait: LeaseWait | None = None) -> ChildOperation:
+    """A child left in SUBMITTING (or a fenced replay) by a lost run, once its mutation lease
+    has expired: its effect UNKNOWN, recorded under an observation lease. Any other child is
+    returned as it is."""
+    if operation.state_name not in IN_FLIGHT_STATES:
+        return operation
+    await_lease(journal, operation.operation_id, "mutation", holder=holder, leases=leases,
+                clock=clock, on_wait=on_wait)
+    operation = journal.get_child(operation.operation_id)
+    if operation.state_name not in IN_FLIGHT_STATES:
+        return operation  # its run settled it after all
+    lost = MUTATION_LEASE_LOST[state_of(operation)]
+    lease = journal.acquire_lease(operation.operation_id, "observation", holder, leases.ttl_s)
+    try:
+        return journal.transition(TransitionRequest.model_validate({
+            "operation_id": operation.operation_id, "transition_id": lost.transition.value,
+            "expected_revision": operation.revision,
+            "facts": tuple(fact.value for fact in lost.facts),
+            "error_code": "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"}), lease)
+    finally:
+        with contextlib.suppress(DponeError):
+            journal.release_lease(lease)
+
+
+def projected_lost_submit(contract: StateContract, operation: ChildOperation) -> ChildOperation:
+    """``operation`` as :func:`record_lost_submit` would leave it (a preview: nothing is
+    written); any child not in flight is returned as it is."""
+    if operation.state_name not in IN_FLIGHT_STATES:
+        return operation
+    target = contract.transitions[MUTATION_LEASE_LOST[state_of(operation)].transition.value].target
+    return operation.model_copy(update={
+        "state_name": target, "axes": contract.tuples[target],
+        "revision": operation.revision + 1,
+        "last_error_code": "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"})
