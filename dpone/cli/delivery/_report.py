@@ -44,13 +44,13 @@ def child_row(child: ChildOperation, rows: int | None = None,
 
 def child_rows(parent: ParentOperation,
                sealed_children: Sequence[SealedChild] = ()) -> list[ChildRow]:
-    """Every child in ordinal order, with sealed rows and wire bytes when the sealed children
-    are given."""
+    """Every child in ordinal order with its sealed rows (a journal fact) and, when the sealed
+    children are given, its wire bytes."""
     sealed = {c.descriptor.ordinal: c.descriptor for c in sealed_children}
     rows = []
     for child in sorted(parent.children, key=lambda c: c.ordinal):
         descriptor = sealed.get(child.ordinal)
-        rows.append(child_row(child, descriptor.row_count if descriptor else None,
+        rows.append(child_row(child, descriptor.row_count if descriptor else child.row_count,
                               descriptor.wire_bytes if descriptor else None))
     return rows
 
