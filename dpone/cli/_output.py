@@ -16,6 +16,9 @@ from dpone.contracts import DponeError
 
 _Document = TypeVar("_Document", bound=BaseModel)
 
+INTERRUPTED_EXIT = 130
+"""The exit code of a command stopped by Ctrl-C (SIGINT): 128 + 2, as shells report it."""
+
 FORMAT_OPTION = click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
     help="text for people, json for machines (one document on stdout).",
@@ -121,3 +124,10 @@ def failures_rendered() -> Iterator[None]:
         translated = _filesystem_error(failure)
         render_error(translated, fmt)
         raise click.exceptions.Exit(translated.exit_code) from failure
+    except KeyboardInterrupt as interrupt:
+        # Ctrl-C: the shell's convention (128 + SIGINT), never click's "Aborted!" and exit 1.
+        # A delivery that was admitted prints its own summary before it gets here.
+        click.echo("interrupted (Ctrl-C): every journal write is a transaction, so what was "
+                   "recorded stays; run the command again, or `dpone delivery list` to find "
+                   "an admitted delivery", err=True)
+        raise click.exceptions.Exit(INTERRUPTED_EXIT) from interrupt

@@ -257,6 +257,9 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
         "comes from libpq (PGPASSWORD or ~/.pgpass), never from a control-plane file."),
     _ce("environment.locator_conflict", "Drop the option: the environment file names where its "
         "journal and artifacts live, or fix the file."),
+    _ce("run.interrupted", "The run was interrupted (Ctrl-C): every child's state is in the "
+        "journal and nothing more was sent; continue with `dpone delivery resume --apply` "
+        "(the process exits 130).", exit_class=3),
     _ce("environment.store_journal_mismatch", "The artifact store belongs to another journal "
         "of this environment (its state, admitted deliveries and receipts live there): run with "
         "the journal the store names (--journal, or the environment file's control_plane), or "

@@ -33,6 +33,7 @@ from dpone.cli.delivery._delivery_result import (
     DeliveryStopped,
     RunResult,
     exit_code,
+    interrupted,
     next_command,
     result_document,
     result_text,
@@ -256,6 +257,12 @@ def deliver_boundary(run: BoundaryRun) -> RunOutcome:
                 _conflict_hint(error, journal, run.locators)
                 raise
             result = DeliveryStopped.of(error, parent)
+        except KeyboardInterrupt:
+            # Ctrl-C: an admitted delivery ends with its summary and next command (exit 130).
+            parent = _admitted(journal, plan, topology)
+            if parent is None:
+                raise
+            result = DeliveryStopped.of(interrupted(), parent)
         finally:
             printer.close()
         children = child_rows(journal.load_parent(result.parent_id), topology.children)

@@ -21,7 +21,7 @@ from dpone.cli._hints import (
     reconcile_text,
     resume_command,
 )
-from dpone.cli._output import emit
+from dpone.cli._output import INTERRUPTED_EXIT, emit
 from dpone.cli.delivery._delivery_run import SealedShape
 from dpone.cli.delivery._report import empty_note, render_table
 from dpone.contracts import ERROR_CATALOG, DponeError, Retryability
@@ -184,9 +184,19 @@ def result_text(document: AdmittedResult, result: RunResult, locators: Locators 
     return "\n".join(lines)
 
 
+def interrupted() -> DponeError:
+    """``run.interrupted``: Ctrl-C stopped an admitted delivery (exit 130)."""
+    return DponeError(code="run.interrupted",
+                      message="interrupted (Ctrl-C): the journal holds every child's state; "
+                              "nothing more was sent")
+
+
 def exit_code(result: RunResult) -> int:
-    """0 completed or pending; a blocked or stopped result exits with its code's class."""
+    """0 completed or pending; a blocked or stopped result exits with its code's class; 130
+    when Ctrl-C stopped it."""
     if isinstance(result, DeliveryStopped):
+        if result.error.code == "run.interrupted":
+            return INTERRUPTED_EXIT
         return result.error.exit_code
     if isinstance(result, DeliveryBlocked):
         return ERROR_CATALOG[result.code].exit_code

@@ -37,7 +37,7 @@ from dpone.cli._inputs import (
 )
 from dpone.cli._output import FORMAT_OPTION, emit, run_guarded
 from dpone.cli.delivery._authority import OperatorAuthority
-from dpone.cli.delivery._delivery_result import RunResult, emit_result, stopped
+from dpone.cli.delivery._delivery_result import RunResult, emit_result, interrupted, stopped
 from dpone.cli.delivery._delivery_run import (
     SealedShape,
     StepPrinter,
@@ -52,14 +52,12 @@ from dpone.contracts.journal import (
     ChildOperation,
     DeliveryJournalPort,
     Lease,
-    LeaseKindName,
     ParentOperation,
 )
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.executor.clock import SystemClock
 from dpone.executor.supervisor import (
-    IN_FLIGHT_STATES,
     allowed_actions,
     await_lease,
     check_profile,
@@ -217,16 +215,12 @@ def resume_command(operation_id: str, control: ControlPlaneArgs, actor: str | No
             emit(document, fmt, lambda preview: _preview_text(preview, locators))
             return 0
         def await_lost_runs(opened: DeliveryJournalPort) -> None:
-            # A lost run's leases (its operator lease, the mutation lease of a child it left in
-            # SUBMITTING) expire within one TTL: wait for them instead of refusing.
-            operator_lease: LeaseKindName = "operator"
-            mutation: LeaseKindName = "mutation"
-            waits = [(parent_id, operator_lease, who)] + [
-                (child.operation_id, mutation, holder()) for child in parent.children
-                if child.state_name in IN_FLIGHT_STATES]
-            for waited, kind, by in waits:
-                await_lease(opened, waited, kind, holder=by, leases=plane.leases,
-                            clock=SystemClock(), on_wait=lease_wait_line)
+            # A lost or interrupted run's leases (its operator lease, a child's mutation or
+            # observation lease) expire within one TTL: wait for them instead of refusing.
+            for lease in opened.list_live_leases(parent_id):
+                await_lease(opened, lease.operation_id, lease.kind,
+                            holder=who if lease.kind == "operator" else holder(),
+                            leases=plane.leases, clock=SystemClock(), on_wait=lease_wait_line)
 
         with delivery_ports(plan, plane.journal, store, environment_id=plane.environment_id,
                             on_open=await_lost_runs,
@@ -242,6 +236,8 @@ def resume_command(operation_id: str, control: ControlPlaneArgs, actor: str | No
             except DponeError as error:
                 # The delivery is admitted: its summary reads the journal, whatever stopped it.
                 result = stopped(error, journal, parent_id)
+            except KeyboardInterrupt:
+                result = stopped(interrupted(), journal, parent_id)  # Ctrl-C: exit 130
             finally:
                 printer.close()
             children = child_rows(journal.load_parent(parent_id), sealed)

@@ -80,9 +80,19 @@ class CutHook:
         if self.cut is None:
             os.write(2, f"{PASSAGE_PREFIX}{when}:{point}@{seen}\n".encode())
         elif key == (self.cut.when, self.cut.point) and seen == self.cut.occurrence:
-            os.write(2, f"dpone: test cut {self.cut.render()}: killing process {os.getpid()}\n"
+            verb = "interrupting" if self.kill is sigint else "killing"
+            os.write(2, f"dpone: test cut {self.cut.render()}: {verb} process {os.getpid()}\n"
                      .encode())
             self.kill()
+
+
+def sigint() -> None:
+    """Interrupt this process as Ctrl-C does: SIGINT, a KeyboardInterrupt in its main thread."""
+    signal.raise_signal(signal.SIGINT)
+
+
+SIGNAL_ENV: Final = "DPONE_TEST_CUT_SIGNAL"
+"""``INT`` interrupts the process at the cut (Ctrl-C) instead of killing it (``KILL``)."""
 
 
 def hook_from(environ: Mapping[str, str], known: Iterable[tuple[When, str]]) -> CutHook | None:
@@ -90,4 +100,5 @@ def hook_from(environ: Mapping[str, str], known: Iterable[tuple[When, str]]) -> 
     spec = environ.get(CUT_ENV, "")
     if not spec:
         return None
-    return CutHook(None if spec == TRACE else parse_cut(spec, known))
+    kill = sigint if environ.get(SIGNAL_ENV, "KILL").upper() == "INT" else sigkill
+    return CutHook(None if spec == TRACE else parse_cut(spec, known), kill=kill)
