@@ -13,7 +13,7 @@ import enum
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal
+from typing import Final, Literal
 
 
 class TransportPhase(enum.StrEnum):
@@ -103,7 +103,30 @@ class Failure:
     detail: str
     status: int | None = None
     cause: BaseException | None = field(default=None, compare=False, repr=False)
+    bound_s: float | None = None
+    """The configured bound that fired, for a timeout kind (``read timeout after 30 s``)."""
     tag: Literal["failure"] = field(default="failure", init=False)
 
 
 TransportOutcome = Response | Failure
+
+
+_TIMEOUT_NAMES: Final = {FailureKind.CONNECT_TIMEOUT: "connect timeout",
+                         FailureKind.READ_TIMEOUT: "read timeout",
+                         FailureKind.WRITE_TIMEOUT: "write timeout",
+                         FailureKind.POOL_TIMEOUT: "connection pool timeout",
+                         FailureKind.TOTAL_DEADLINE: "total request deadline"}
+
+
+def failure_facts(failure: Failure) -> dict[str, str | int]:
+    """What the journal records of a failed exchange with its attempt: the transport phase,
+    the failure kind and, for a timeout, its bound in seconds and a sentence for people
+    (``read timeout after 30 s``). Never a header, a body or an exception text."""
+    facts: dict[str, str | int] = {"transport_phase": failure.phase.value,
+                                   "transport_failure": failure.kind.value}
+    name = _TIMEOUT_NAMES.get(failure.kind)
+    if name is not None and failure.bound_s is not None:
+        bound = round(failure.bound_s)
+        facts["transport_bound_s"] = bound
+        facts["transport_cause"] = f"{name} after {bound} s"
+    return facts

@@ -40,8 +40,17 @@ def _meaning(status: int) -> str:
 
 def likely_cause(child: ChildOperation,
                  attempts: Sequence[Mapping[str, Any]]) -> LikelyCause | None:
-    """The likely cause when ``child`` stopped on a submit answer, else None."""
-    status = (child.receipt or {}).get("http_status")
+    """The likely cause when ``child`` stopped on a submit answer or on an exchange that got
+    none (a timeout: its phase and bound), else None."""
+    receipt = child.receipt or {}
+    failure = receipt.get("transport_failure")
+    if isinstance(failure, str) and "http_status" not in receipt:
+        cause = receipt.get("transport_cause") or f"no answer ({failure.replace('_', ' ')})"
+        reached = ("the request may have reached the receiver, so the effect stays unknown"
+                   if receipt.get("transport_phase") == "may_have_reached"
+                   else "the request never reached the receiver")
+        return LikelyCause(transport_failure=failure, summary=f"{cause}: {reached}")
+    status = receipt.get("http_status")
     outcome = attempts[-1].get("outcome") if attempts else None
     if not isinstance(status, int) or isinstance(status, bool):
         return None

@@ -15,6 +15,7 @@ import socket
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Final
 
 import click
 
@@ -119,21 +120,51 @@ def lease_wait_line(operation_id: str, who: str, until: str, left_s: int) -> Non
                f"(journal clock, {left_s} s): its run is gone or still working", err=True)
 
 
+SLOW_FIRST_S: Final = 5.0
+"""Seconds a request may wait for its answer before a progress line says so."""
+SLOW_EVERY_S: Final = 10.0
+
+
 class LazyTransport:
     """The plan's transport, built (and its credential resolved) on the first request, once
-    even when children in flight at once send their first requests together."""
+    even when children in flight at once send their first requests together.
 
-    def __init__(self, build: Callable[[], RestTransportPort]) -> None:
+    A request still waiting for its answer after :data:`SLOW_FIRST_S` seconds prints a
+    progress line on stderr (then every :data:`SLOW_EVERY_S`) naming the request and the bound
+    that will end the wait, so a slow receiver is never a silent pause."""
+
+    def __init__(self, build: Callable[[], RestTransportPort], *,
+                 read_timeout_s: float | None = None,
+                 note: Callable[[str], None] | None = None) -> None:
         self._build = build
         self._inner: RestTransportPort | None = None
         self._lock = threading.Lock()
+        self._read_timeout_s = read_timeout_s
+        self._note = note or (lambda line: click.echo(line, err=True))
 
     def send(self, request: OutboundRequest) -> TransportOutcome:
         with self._lock:
             if self._inner is None:
                 self._inner = self._build()
             inner = self._inner
-        return inner.send(request)
+        answered = threading.Event()
+        waiter = threading.Thread(target=self._announce, args=(request, answered), daemon=True,
+                                  name="dpone-slow-request")
+        waiter.start()
+        try:
+            return inner.send(request)
+        finally:
+            answered.set()
+
+    def _announce(self, request: OutboundRequest, answered: threading.Event) -> None:
+        waited, interval = 0.0, SLOW_FIRST_S
+        bound = (f"; the read timeout ends it after {self._read_timeout_s:g} s"
+                 if self._read_timeout_s else "")
+        while not answered.wait(interval):
+            waited += interval
+            self._note(f"  waiting for the receiver's answer to {request.method} "
+                       f"{request.path} ({waited:g} s so far{bound})")
+            interval = SLOW_EVERY_S
 
     def close(self) -> None:
         if self._inner is not None:
@@ -164,7 +195,8 @@ def delivery_ports(plan: RestDeliveryPlan, journal_url: str, store: ImmutableArt
         if on_open is not None:
             on_open(opened)
         journal: DeliveryJournalPort = opened
-        transport = LazyTransport(lambda: transport_for(plan, credential, cut=cut))
+        transport = LazyTransport(lambda: transport_for(plan, credential, cut=cut),
+                                  read_timeout_s=plan.profile.snapshot.timeouts.read_s)
         stack.callback(transport.close)
         if cut is not None:
             journal = cutting = CuttingJournal(journal, cut)

@@ -14,7 +14,8 @@ from dpone.contracts.journal import ChildOperation, ParentOperation
 from dpone.contracts.sealed import SealedChild
 
 RECEIPT_FIELDS = ("id", "batch_id", "http_status", "phase", "accepted_rows", "rejected_rows",
-                  "retry_after_s", "key_echo")
+                  "retry_after_s", "key_echo", "transport_phase", "transport_failure",
+                  "transport_bound_s", "transport_cause")
 
 
 def child_row(child: ChildOperation, rows: int | None = None,
@@ -70,6 +71,8 @@ def _receipt_text(receipt: Mapping[str, ReceiptScalar]) -> str:
         shown += " key-echo-mismatch"
     if not shown and "http_status" in receipt:
         shown = f"http {receipt['http_status']}"
+    if not shown and "transport_cause" in receipt:
+        shown = str(receipt["transport_cause"])  # no answer: the bound that ended the wait
     return shown.strip()
 
 

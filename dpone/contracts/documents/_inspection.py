@@ -30,10 +30,12 @@ class ObservationSummary(Report):
 
 
 class LikelyCause(Report):
-    """Why a child stopped on a submit answer, named from the HTTP status it recorded (a hint:
-    the effect stays what the journal says)."""
+    """Why a child stopped: the HTTP status of the submit answer it recorded, or, when no
+    answer came, the transport failure and its bound (``read timeout after 30 s``). A hint:
+    the effect stays what the journal says."""
 
-    http_status: int
+    http_status: int | None = None
+    transport_failure: str | None = None
     summary: str
 
 

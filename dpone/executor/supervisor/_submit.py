@@ -35,6 +35,7 @@ from dpone.contracts.journal import AttemptPlan, ChildOperation, Lease, SubmitLe
 from dpone.contracts.profile import SUBMIT_THROTTLE_STATUSES, Extractor, OperationProfile
 from dpone.contracts.sealed import SealedChild
 from dpone.contracts.state import StateName
+from dpone.contracts.transport import failure_facts
 from dpone.executor.supervisor._actions import reconciled_absent
 from dpone.executor.supervisor._context import RunContext
 from dpone.executor.supervisor._gate import Withheld
@@ -319,7 +320,7 @@ def _replay_or_stop(ctx: RunContext, operation: ChildOperation, lease: Lease, st
         ctx.back_off(operation, "replay", failure or int(values["http_status"]),
                      operation.attempt_ordinal, delay)
         return None
-    receipt = values or None
+    receipt = {**values, **(failure_facts(failure) if failure is not None else {})} or None
     if isinstance(delay, BudgetExceeded):
         code = "REST_DELIVERY_RETRY_AFTER_EXCEEDS_BUDGET"
         updated = ctx.step(operation, lease, *THROTTLED_BEYOND_BUDGET[state_of(operation)],

@@ -167,6 +167,8 @@ class HttpTransport:
                 and isinstance(self._auth, OAuth2ClientCredentialsAuth):
             self._auth.invalidate()
             outcome = self._exchange(request, url, headers, deadline)
+        if isinstance(outcome, Failure):
+            outcome = self._bounded(outcome)
         if self._cut is not None and isinstance(outcome, Response):
             self._cut("after", "response")
         return outcome
@@ -232,6 +234,14 @@ class HttpTransport:
             if values and len(value.encode()) <= MAX_HEADER_VALUE_BYTES:
                 kept[name] = value
         return Response(status=status, headers=kept, body=bytes(body), origin=self._origin)
+
+    def _bounded(self, failure: Failure) -> Failure:
+        """``failure`` with the configured bound of its timeout kind (none for other kinds)."""
+        t = self._timeouts
+        bound = {FailureKind.CONNECT_TIMEOUT: t.connect, FailureKind.READ_TIMEOUT: t.read,
+                 FailureKind.WRITE_TIMEOUT: t.write, FailureKind.POOL_TIMEOUT: t.pool,
+                 FailureKind.TOTAL_DEADLINE: t.total}.get(failure.kind)
+        return failure if bound is None else dataclasses.replace(failure, bound_s=bound)
 
     def _timeout(self, remaining: float) -> httpx.Timeout:
         t = self._timeouts
