@@ -18,6 +18,7 @@ from dpone.cli._hints import (
     ProofWays,
     inspect_command,
     reconcile_choices,
+    reconcile_command,
     reconcile_text,
     resume_command,
 )
@@ -96,10 +97,20 @@ def next_command(result: RunResult, locators: Locators, *, wait: bool,
         return resume_command(result.parent_id, locators, wait=wait)  # once its cause is fixed
     if isinstance(result, DeliveryBlocked):
         reconcile = _reconcile_choices(result, locators, ways)
+        found = _found_job(result)
+        if reconcile and result.operation_id is not None and found is not None:
+            return reconcile_command(result.operation_id, locators, "--receipt-id", found)
         if reconcile and ways is not None and ways.key_query:
             return reconcile[0]
         return inspect_command(result.operation_id or result.parent_id, locators)
     return inspect_command(result.parent_id, locators)
+
+
+def _found_job(result: DeliveryBlocked) -> str | None:
+    """The job a duplicate answer named under the child's key, when it was not adopted (its
+    payload not proven the child's): the receipt the operator's reconcile reads."""
+    job = result.evidence.get("duplicate_job_id")
+    return job if isinstance(job, str) and job else None
 
 
 def _reconcile_choices(result: DeliveryBlocked, locators: Locators,
@@ -171,6 +182,10 @@ def result_text(document: AdmittedResult, result: RunResult, locators: Locators 
                   f"  hint: {blocked.operator_action}",
                   f"  allowed next actions: {', '.join(result.allowed_actions)}"]
         if (locators is not None and result.operation_id is not None
+                and _found_job(result) is not None and _reconcile_choices(result, locators, ways)):
+            lines.append(f"  the receiver named job {_found_job(result)} under this child's key; "
+                         "reconcile reads it (read-only) and records what it proves")
+        elif (locators is not None and result.operation_id is not None
                 and _reconcile_choices(result, locators, ways)
                 and not (ways is not None and ways.key_query)):
             lines += [f"  {line}" for line in reconcile_text(

@@ -86,6 +86,12 @@ _STOP_CODES: Final[Mapping[ResponseOutcome, str | None]] = {
 }
 
 
+def _key_bound(ctx: RunContext) -> bool:
+    """The plan's fence binds the receiver's key to the payload and is certified here."""
+    fence = ctx.plan.profile.snapshot.mutation_fence
+    return ctx.fence_certified and fence is not None and fence.key_payload_binding == "required"
+
+
 def _values(extractors: Mapping[str, Extractor], response: Response,
             profile: OperationProfile) -> dict[str, str | int] | None:
     try:
@@ -95,9 +101,15 @@ def _values(extractors: Mapping[str, Extractor], response: Response,
 
 
 def classify(profile: OperationProfile, sealed: SealedChild,
-             response: Response) -> tuple[ResponseOutcome | Literal["throttled"],
-                                          dict[str, str | int]]:
-    """The response outcome and the bounded receipt values to record."""
+             response: Response, *, key_bound: bool = False
+             ) -> tuple[ResponseOutcome | Literal["throttled"], dict[str, str | int]]:
+    """The response outcome and the bounded receipt values to record.
+
+    A duplicate answer naming a job is that job's same-key receipt when what it echoes (the
+    payload filename, the keys) matches this child, or, when it echoes nothing to compare,
+    when ``key_bound``: the profile's fence binds the key to the payload and is certified in
+    this environment, so a job under this key is this payload's. Otherwise it is a bare
+    duplicate whose job id is kept (``duplicate_job_id``) for the operator's reconcile."""
     ack = profile.acknowledgement
     status: dict[str, str | int] = {"http_status": response.status}
     if response.status in ack.accepted_statuses:
@@ -117,15 +129,19 @@ def classify(profile: OperationProfile, sealed: SealedChild,
     if ack.duplicate is not None and response.status in ack.duplicate.statuses:
         if profile.protocol_family != "async_bulk_job":
             return "bare_duplicate", status  # only a job receipt can be observed afterwards
-        values = _values(ack.duplicate.same_key_receipt, response, profile) or {}
+        same_key = ack.duplicate.same_key_receipt
+        values = _values(same_key, response, profile) or (  # an answer without the echoes
+            _values({"id": same_key["id"]}, response, profile) if "id" in same_key else None
+        ) or {}
         proofs = {"filename": sealed.request.filename,
                   "delivery_key": sealed.identities.delivery_key,
                   "receiver_mutation_key": sealed.identities.receiver_mutation_key}
         shown = {name: values[name] for name in proofs if name in values}
-        if values.get("id") is not None and shown and all(
-                value == proofs[name] for name, value in shown.items()):
+        echoed = bool(shown) and all(value == proofs[name] for name, value in shown.items())
+        if values.get("id") is not None and (echoed or (key_bound and not shown)):
             return "duplicate_receipt_same_intent", {**status, **values}
-        return "bare_duplicate", status
+        found = {"duplicate_job_id": values["id"]} if values.get("id") is not None else {}
+        return "bare_duplicate", {**status, **found}
     if response.status in SUBMIT_THROTTLE_STATUSES:
         return "throttled", status
     if response.status in ack.rejected_before_effect_statuses:
@@ -178,7 +194,8 @@ def submit(ctx: RunContext, operation: ChildOperation,
             if isinstance(outcome, Withheld):
                 return outcome
             if isinstance(outcome, Response):
-                kind, values = classify(ctx.plan.profile.snapshot, sealed, outcome)
+                kind, values = classify(ctx.plan.profile.snapshot, sealed, outcome,
+                                        key_bound=_key_bound(ctx))
                 if (kind == "rejected_before_effect"
                         and operation.state_name == StateName.SUBMITTING_FENCED_REPLAY):
                     kind = "response_not_recognized"  # proves nothing of the earlier attempt
@@ -259,7 +276,8 @@ def _record(ctx: RunContext, operation: ChildOperation, lease: Lease, kind: Resp
         due = ctx.now() + dt.timedelta(seconds=ctx.plan.profile.snapshot.timeouts.poll_interval_s)
     elif kind == "duplicate_receipt_same_intent":
         due = ctx.now()
-    receipt = values if code is None else {"http_status": values["http_status"]}
+    receipt = values if code is None else {
+        key: values[key] for key in ("http_status", "duplicate_job_id") if key in values}
     # A synchronous answer whose counters account for every row is verified in the same
     # transaction that records it (nothing between the two is I/O).
     verified = (VERIFIED_FULL[SYNC_SUCCESS_LANDS_IN]
