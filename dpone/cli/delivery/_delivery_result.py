@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from dpone.cli._hints import (
     RECONCILE_ACTION,
@@ -39,6 +39,7 @@ from dpone.contracts.documents import (
     StoppedSection,
 )
 from dpone.contracts.journal import DeliveryJournalView, ParentOperation
+from dpone.contracts.state import StateName
 from dpone.executor.supervisor import DeliveryBlocked, DeliveryPending, DeliveryResult
 
 
@@ -120,6 +121,10 @@ def _reconcile_choices(result: DeliveryBlocked, locators: Locators,
     return reconcile_choices(result.operation_id, locators, ways or ProofWays())
 
 
+_NOT_SUBMITTED: Final = frozenset({StateName.SEALED, StateName.RETRY_WAIT})
+"""States of a child no request of which is in flight or answered (a resume submits it)."""
+
+
 def _stopped(result: DeliveryStopped, next_step: str) -> StoppedSection:
     error = result.error
     return StoppedSection(
@@ -151,10 +156,15 @@ def result_document(result: RunResult, shape: SealedShape, children: Sequence[Ch
     if isinstance(result, DeliveryBlocked):
         return BlockedResult(blocked=_blocked(result), **common)
     if isinstance(result, DeliveryPending):
+        unfinished = [row for row in children if row.axes.checkpoint_state != "PROMOTED"
+                      and row.empty_input != "skipped"]
+        waiting = sum(1 for row in unfinished if row.state_name in _NOT_SUBMITTED)
         return PendingResult(pending=PendingSection(
             operation_id=result.operation_id, ordinal=result.ordinal,
             continuation_kind=result.continuation_kind,
-            next_check_after=result.next_check_after), **common)
+            next_check_after=result.next_check_after,
+            children_observing=len(unfinished) - waiting, children_not_submitted=waiting),
+            **common)
     return CompletedResult(**common)
 
 
@@ -192,9 +202,14 @@ def result_text(document: AdmittedResult, result: RunResult, locators: Locators 
                 result.operation_id, "it", locators, ways or ProofWays())]
     elif isinstance(document, PendingResult) and isinstance(result, DeliveryPending):
         due = document.pending.next_check_after
+        pending = document.pending
         lines.append(f"  child {result.ordinal} holds receipt {result.receipt.get('id', '')}; "
                      f"next check after {due.isoformat() if due else None}; observing "
                      "it again resends nothing")
+        lines.append(f"  {pending.children_observing} child(ren) observed, "
+                     f"{pending.children_not_submitted} not submitted yet: exit 0 means pending "
+                     "on a durable receipt, and the next command continues (add --wait to keep "
+                     "observing until every child is done)")
     lines.append(f"  next: {document.next_command}")
     return "\n".join(lines)
 

@@ -62,6 +62,11 @@ class PendingSection(Report):
     ordinal: int
     continuation_kind: Literal["poll_receipt"]
     next_check_after: Timestamp | None
+    children_observing: int = 0
+    """Children that hold a durable receipt and are observed read-only (this one included)."""
+    children_not_submitted: int = 0
+    """Children not sent yet: `delivery resume --apply` submits them once a remote job slot
+    frees (the profile's max_active_remote_jobs)."""
 
 
 class PendingResult(_Admitted):
