@@ -36,6 +36,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from dpone.receiver._access_log import AccessLog, note
 from dpone.receiver._config import ReceiverConfig
 from dpone.receiver._faults import FaultRule, FaultRuleError
 from dpone.receiver._gate import FAULT_SCOPE_KEY, ConnectionAborter, FaultGate
@@ -106,7 +107,9 @@ class _Endpoints:
             raise _Refused(400, "invalid_delivery_key", "exactly one printable X-Delivery-Key is required")
         if _media_type(request) not in _NDJSON_TYPES:
             raise _Refused(415, "unsupported_media_type", "the body must be application/x-ndjson")
+        note(request, key=keys[0])
         rows = await run_in_threadpool(read_ndjson, await _body(request, self.limit))
+        note(request, rows=len(rows))
         rule = _fault(request)
         accepted = len(rows)
         if rule is not None and rule.fault == "partial":
@@ -128,10 +131,12 @@ class _Endpoints:
         parts = parse_multipart(await _body(request, self.limit), request.headers["content-type"])
         file, scope = _job_parts(parts)
         filename = file.filename or ""
+        note(request, key=filename)
         jobs = self.state.jobs
         if (existing := jobs.by_filename(filename)) is not None:
             return JSONResponse({"job_id": existing.job_id, "filename": filename}, status_code=409)
         rows = await run_in_threadpool(_read_job_file, file.data, self.state.config.max_decoded_bytes)
+        note(request, rows=len(rows))
         if (existing := jobs.by_filename(filename)) is not None:  # a concurrent submit won
             return JSONResponse({"job_id": existing.job_id, "filename": filename}, status_code=409)
         job = jobs.create(filename=filename, rows=rows, now=self.state.now(), scope=scope)
@@ -246,7 +251,8 @@ def create_app(config: ReceiverConfig) -> Starlette:
         Route("/mock/_faults", endpoints.faults, methods=["GET", "POST"]),
         Route("/mock/_reset", endpoints.reset, methods=["POST"]),
     ]
-    app = Starlette(routes=routes, middleware=[Middleware(FaultGate, state=state)])
+    app = Starlette(routes=routes, middleware=[Middleware(AccessLog),
+                                               Middleware(FaultGate, state=state)])
     app.state.receiver = state
     return app
 

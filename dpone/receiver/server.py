@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ipaddress
+import logging
 import os
 import socket
+import sys
 import threading
 import time
 from types import TracebackType
@@ -12,6 +14,7 @@ from types import TracebackType
 import uvicorn
 from starlette.applications import Starlette
 
+from dpone.receiver._access_log import LOGGER
 from dpone.receiver._app import asgi_app, create_app, receiver_state
 from dpone.receiver._config import ReceiverConfig
 from dpone.receiver._state import ReceiverState
@@ -48,6 +51,11 @@ def run(host: str = "127.0.0.1", port: int = 8765, token: str | None = None,
         processing_seconds: float = 1.0) -> None:
     """Serve in the foreground until interrupted."""
     _check_loopback(host)
+    console = logging.StreamHandler(sys.stderr)
+    console.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+    LOGGER.addHandler(console)
+    LOGGER.setLevel(logging.INFO)
+    LOGGER.propagate = False
     app = create_app(ReceiverConfig(token=token, processing_seconds=processing_seconds))
     uvicorn.Server(_uvicorn_config(app, host, port, "info")).run()
 
