@@ -10,6 +10,8 @@ column and record number (the data row, counted from 1 after the header), never 
 
 from __future__ import annotations
 
+import contextlib
+import csv
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -107,18 +109,25 @@ class CsvFileReader:
             return _failures.unreadable(_MALFORMED)
         for name, arrow_type in self._types.items():
             if self._fails({name: arrow_type}):
-                return _reading.blame(_reading.owner(self._mapping, name),
-                                      self._first_failing_record(name, arrow_type))
+                found = self._first_failing_record(name, arrow_type)
+                if found is None:
+                    return _reading.blame(_reading.owner(self._mapping, name))
+                record, value = found
+                return _reading.blame(_reading.owner(self._mapping, name), record,
+                                      line=_file_line(self._pinned.path, record), value=value)
         return _failures.unreadable("the CSV file cannot be read")
 
-    def _first_failing_record(self, name: str, arrow_type: pa.DataType) -> int | None:
-        """The record number of the first value of ``name`` that ``arrow_type`` refuses: the
-        column is read as raw bytes and each batch is bisected with the same converter."""
+    def _first_failing_record(self, name: str,
+                              arrow_type: pa.DataType) -> tuple[int, bytes] | None:
+        """The record number and raw bytes of the first value of ``name`` that ``arrow_type``
+        refuses: the column is read as raw bytes and each batch is bisected with the same
+        converter."""
         record = 1
         for raw in self._open({name: pa.large_binary()}):
             values = [(i, v) for i, v in enumerate(raw.column(0).to_pylist()) if v is not None]
             if not _converts([v for _, v in values], arrow_type):
-                return record + values[_first_refused([v for _, v in values], arrow_type)][0]
+                index, value = values[_first_refused([v for _, v in values], arrow_type)]
+                return record + index, value
             record += raw.num_rows
         return None
 
@@ -128,6 +137,22 @@ class CsvFileReader:
 
     def close(self) -> None:
         return None
+
+
+def _file_line(path: Path, record: int) -> int | None:
+    """The 1-based line of the file where data record ``record`` (counted from 1 after the
+    header) starts: quoted fields may hold line breaks, so a record is not a line."""
+    with contextlib.suppress(OSError, csv.Error), path.open(
+            encoding="utf-8", errors="replace", newline="") as handle:
+        reader = csv.reader(handle)
+        next(reader, None)
+        start = reader.line_num + 1
+        for number, _ in enumerate(reader, start=1):
+            if number == record:
+                return start
+            start = reader.line_num + 1
+        return None
+    return None
 
 
 def _converts(values: Sequence[bytes], arrow_type: pa.DataType) -> bool:

@@ -91,10 +91,13 @@ CSV_PARSE_OPTIONS = pa_csv.ParseOptions(delimiter=",", quote_char='"', double_qu
                                         escape_char=False, newlines_in_values=True)
 
 
-def blame(column: MappedColumn, row: int | None = None) -> DponeError:
-    """The failure of a column whose values the reader could not convert (at record ``row``
-    when the reader can tell)."""
+def blame(column: MappedColumn, row: int | None = None, *, line: int | None = None,
+          value: bytes | None = None) -> DponeError:
+    """The failure of a column whose values the reader could not convert (at record ``row``,
+    file line ``line``, the refused ``value``, when the reader can tell)."""
+    shown = _failures.shown_value(value) if value is not None else None
     if column.type == "string":
-        return _failures.invalid_utf8(column.name, column.source_column, row)
+        return _failures.invalid_utf8(column.name, column.source_column, row, line=line,
+                                      value=shown)
     return _failures.type_mismatch(column.name, column.source_column,
-                                   MISMATCH_REASONS[column.type], row)
+                                   MISMATCH_REASONS[column.type], row, line=line, value=shown)

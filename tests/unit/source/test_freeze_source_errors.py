@@ -53,7 +53,21 @@ def test_text_in_an_int64_column(tmp_path: Path) -> None:
     error, store = _freeze_csv(tmp_path, HEADER + GOOD * 3 + bad)
     _expect(error, store, "source.type_mismatch", "sample_count")
     assert error.details["row"] == 4
-    assert "(record 4)" in error.message
+    assert error.details["line"] == 5  # the header is line 1
+    assert "(record 4, file line 5, value 'ten')" in error.message
+
+
+def test_a_value_after_a_multi_line_field_names_its_record_and_its_file_line(
+        tmp_path: Path) -> None:
+    """Quoted fields may hold line breaks: record 3 starts on file line 6 here, not line 4."""
+    spanning = GOOD.replace(b'"ok"', b'"first line\nsecond line\nthird line"')
+    bad = GOOD.replace(b",10,", b",twelve-and-a-very-long-value-that-is-cut-when-shown,")
+    error, store = _freeze_csv(tmp_path, HEADER + GOOD + spanning + bad)
+
+    _expect(error, store, "source.type_mismatch", "sample_count")
+    assert (error.details["row"], error.details["line"]) == (3, 6)
+    assert "(record 3, file line 6, value 'twelve-and-a-very-long-value-that-is-cut...')" \
+        in error.message
 
 
 @pytest.mark.parametrize(("bad", "code", "column"), [
@@ -73,7 +87,9 @@ def test_a_bad_value_names_its_record_past_the_first_block(tmp_path: Path, bad: 
     error, store = _freeze_csv(tmp_path, HEADER + body * 40 + nullable + bad + GOOD)
     _expect(error, store, code, column)
     assert error.details["row"] == records + 2, (error.details, records)
-    assert f"(record {records + 2})" in error.message
+    # The quoted field of the row before it spans two lines: the file line is one further.
+    assert error.details["line"] == records + 4, (error.details, records)
+    assert f"(record {records + 2}, file line {records + 4}, value " in error.message
 
 
 def test_timestamp_without_zone(tmp_path: Path) -> None:
@@ -141,10 +157,15 @@ def test_a_binary_file_as_csv_is_unreadable(tmp_path: Path) -> None:
     assert "source.format" in error.fix_hint and "documented type" not in error.fix_hint
 
 
-def test_values_never_appear_in_error_text(tmp_path: Path) -> None:
-    bad = GOOD.replace(b",10,", b",secret-ish-value,")
+def test_only_the_refused_value_appears_in_error_text_and_never_in_details(
+        tmp_path: Path) -> None:
+    """The refused value is what a person needs to fix the file (cut to 40 characters); no
+    other cell of the row appears, and the structured details carry positions only."""
+    bad = GOOD.replace(b",10,", b",refused-value,").replace(b'"Kazan"', b'"other-cell"')
     error, _store = _freeze_csv(tmp_path, HEADER + bad)
-    assert "secret-ish-value" not in str(error) and "secret-ish-value" not in repr(error.details)
+    assert "value 'refused-value'" in error.message
+    assert "other-cell" not in str(error) and "Kazan" not in str(error)
+    assert "refused-value" not in repr(error.details)
 
 
 def test_missing_file_is_unavailable(tmp_path: Path) -> None:
