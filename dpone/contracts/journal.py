@@ -135,6 +135,9 @@ class ChildOperation(StrictModel):
     last_error_code: str | None = None
     row_count: NonNegative
     """The sealed rows of the child (0: an empty window of the frozen parent)."""
+    wire_bytes: NonNegative | None = None
+    """The sealed payload's bytes on the wire, as admitted (None where a test builds a child
+    without it)."""
 
     @property
     def without_rows(self) -> bool:

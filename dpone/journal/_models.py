@@ -41,6 +41,7 @@ def child_model(row: ChildRow) -> ChildOperation:
         attempt_ordinal=row.attempt_ordinal, observation_ordinal=row.observation_ordinal,
         receipt=row.receipt, next_check_after=row.next_check_after,
         last_error_code=row.last_error_code, row_count=row.row_count,
+        wire_bytes=row.wire_bytes,
     )
 
 

@@ -103,6 +103,7 @@ class ChildRow:
     generation: GenerationKey
     scope: Scope
     row_count: int
+    wire_bytes: int
     payload_key: str
     payload_digest: str
     payload_document_key: str
@@ -130,6 +131,7 @@ class ChildRow:
             effect_conflict_domain=str(row["effect_conflict_domain"]),
             mutation_kind=str(row["mutation_kind"]), generation=generation_key(codec, row),
             scope=codec.scope(row), row_count=int(row["row_count"]),
+            wire_bytes=int(row["wire_bytes"]),
             payload_key=str(row["payload_key"]), payload_digest=str(row["payload_digest"]),
             payload_document_key=str(row["payload_document_key"]),
             state_name=str(row["state_name"]), state=state_tuple(row),

@@ -45,14 +45,14 @@ def child_row(child: ChildOperation, rows: int | None = None,
 
 def child_rows(parent: ParentOperation,
                sealed_children: Sequence[SealedChild] = ()) -> list[ChildRow]:
-    """Every child in ordinal order with its sealed rows (a journal fact) and, when the sealed
-    children are given, its wire bytes."""
+    """Every child in ordinal order with its sealed rows and wire bytes (journal facts, or the
+    sealed children's when they are given)."""
     sealed = {c.descriptor.ordinal: c.descriptor for c in sealed_children}
     rows = []
     for child in sorted(parent.children, key=lambda c: c.ordinal):
         descriptor = sealed.get(child.ordinal)
         rows.append(child_row(child, descriptor.row_count if descriptor else child.row_count,
-                              descriptor.wire_bytes if descriptor else None))
+                              descriptor.wire_bytes if descriptor else child.wire_bytes))
     return rows
 
 

@@ -50,8 +50,7 @@ from dpone.contracts.documents import (
 )
 from dpone.contracts.journal import ChildOperation, DeliveryJournalView, ParentOperation
 from dpone.contracts.plan import RestDeliveryPlan
-from dpone.contracts.sealed import SealedChild
-from dpone.executor.supervisor import allowed_actions, finished, sealed_children
+from dpone.executor.supervisor import allowed_actions, finished
 
 MAX_SHOWN_OBSERVATIONS = 8
 
@@ -63,15 +62,6 @@ def _plan(plane: ControlPlane, digest: str) -> RestDeliveryPlan | None:
         return recovery_plan(plane.plans, open_artifact_store(plane.artifacts), digest)
     except (DponeError, ValueError):
         return None
-
-
-def _sealed(plane: ControlPlane, parent: ParentOperation) -> tuple[SealedChild, ...]:
-    """The sealed children (their wire bytes) from the artifact store; none when it cannot
-    give them (another machine's store, payloads expired by retention)."""
-    try:
-        return sealed_children(parent, open_artifact_store(plane.artifacts))
-    except (DponeError, ValueError, OSError):
-        return ()
 
 
 def _actions(journal: DeliveryJournalView, parent: ParentOperation,
@@ -143,13 +133,11 @@ def _child(journal: DeliveryJournalView, child: ChildOperation, row: ChildRow, n
 
 
 def _document(journal: DeliveryJournalView, parent: ParentOperation, only: str | None,
-              plan: RestDeliveryPlan | None,
-              sealed: Sequence[SealedChild] = ()) -> DeliveryInspection:
+              plan: RestDeliveryPlan | None) -> DeliveryInspection:
     now = journal.now()
     by_id = {child.operation_id: child for child in parent.children}
     rows = tuple(_child(journal, by_id[row.operation_id], row, now, plan)
-                 for row in child_rows(parent, sealed)
-                 if only is None or row.operation_id == only)
+                 for row in child_rows(parent) if only is None or row.operation_id == only)
     pending = [child for child in sorted(parent.children, key=lambda c: c.ordinal)
                if not finished(child)]
     located: dict[str, Any] = ({"profile": plan.profile.snapshot.ref,
@@ -277,7 +265,7 @@ def inspect(operation_id: str, control: ControlPlaneArgs, fmt: str) -> None:
         try:
             parent = load_delivery(journal, parent_id, only)
             plan = _plan(plane, parent.plan_digest)
-            document = _document(journal, parent, only, plan, _sealed(plane, parent))
+            document = _document(journal, parent, only, plan)
         finally:
             close_quietly(journal)
         emit(document, fmt, lambda shown: "\n".join(
