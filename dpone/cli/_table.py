@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from typing import Final
+
+SHOWN_ROWS: Final = 50
+"""Beyond this many rows a report shows its first and last rows and one line for the rest."""
 
 
 def text_table(header: Sequence[str], rows: Sequence[Sequence[str]],
@@ -17,3 +21,18 @@ def text_table(header: Sequence[str], rows: Sequence[Sequence[str]],
         return "  " + "  ".join(cells).rstrip()
 
     return "\n".join([line(header), *(line(row) for row in rows)])
+
+
+def summarized(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: Collection[str],
+               *, show_all: bool = False, noun: str = "children",
+               how: str = "--all shows every one") -> str:
+    """:func:`text_table`, with at most :data:`SHOWN_ROWS` rows: beyond that the first and the
+    last half of them and, between, one line counting those left out (``how`` tells how to see
+    them). The columns keep the widths of every row, so the two halves align."""
+    if show_all or len(rows) <= SHOWN_ROWS:
+        return text_table(header, rows, numeric)
+    half = SHOWN_ROWS // 2
+    lines = text_table(header, rows, numeric).split("\n")
+    left_out = len(rows) - 2 * half
+    return "\n".join([*lines[:1 + half], f"  ... {left_out} more {noun} ({how}) ...",
+                      *lines[-half:]])

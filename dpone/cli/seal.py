@@ -13,7 +13,7 @@ from dpone.cli._hints import command
 from dpone.cli._inputs import boundary_options, load_plan, sealed_boundary
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
 from dpone.cli._seal_log import changed_since_seal
-from dpone.cli._table import text_table
+from dpone.cli._table import summarized
 from dpone.contracts.documents import Interval, SealedChildSummary, SealedScope, SealResult
 from dpone.contracts.sealed import SealedTopology
 from dpone.contracts.source_parent import SourceParent
@@ -46,7 +46,7 @@ def _result(parent: SourceParent, topology: SealedTopology) -> SealResult:
     )
 
 
-def _text(result: SealResult) -> str:
+def _text(result: SealResult, show_all: bool = False) -> str:
     header = ("ordinal", "scope", "rows", "decoded bytes", "wire bytes", "payload")
     rows = []
     for child in result.children:
@@ -57,7 +57,9 @@ def _text(result: SealResult) -> str:
                      str(child.wire_bytes), child.payload_digest[:19]))
     lines = [f"sealed {result.boundary.render()}: {result.rows} rows in "
              f"{result.child_count} child(ren)",
-             text_table(header, rows, {"ordinal", "rows", "decoded bytes", "wire bytes"})]
+             summarized(header, rows, {"ordinal", "rows", "decoded bytes", "wire bytes"},
+                        show_all=show_all,
+                        how="--all shows every one; --format json lists them all")]
     lines += [f"  parent              {result.parent_digest}",
               f"  plan                {result.plan_digest}",
               f"  parent_plan_digest  {result.parent_plan_digest}",
@@ -67,9 +69,12 @@ def _text(result: SealResult) -> str:
 
 @click.command()
 @boundary_options
+@click.option("--all", "show_all", is_flag=True, default=False,
+              help="Show every child in the table (beyond 50 the text shows the first and last "
+                   "25 and counts the rest).")
 @FORMAT_OPTION
 def seal(target: str, registry: Path, interval_start: dt.datetime, interval_end: dt.datetime,
-         artifacts_url: str | None, plans: Path | None, fmt: str) -> None:
+         artifacts_url: str | None, plans: Path | None, show_all: bool, fmt: str) -> None:
     """Freeze [--interval-start, --interval-end), plan its children and seal every payload.
 
     Publishes the parent, each payload and its dpone.rest_payload.v1 document create-if-absent;
@@ -90,7 +95,7 @@ def seal(target: str, registry: Path, interval_start: dt.datetime, interval_end:
         if fmt == "json":
             emit_json(result)
         else:
-            click.echo(_text(result))
+            click.echo(_text(result, show_all))
             given = [*(["--artifacts", artifacts_url] if artifacts_url is not None else []),
                      *(["--plans", str(plans)] if plans is not None else [])]
             click.echo("next: " + command(

@@ -172,7 +172,7 @@ def result_text(document: AdmittedResult, result: RunResult, locators: Locators 
                 ways: ProofWays | None = None) -> str:
     """The summary for people: the children table, the outcome and the next command (for a
     child to reconcile with a proof to fill in, the ``reconcile`` choices before it)."""
-    lines = [render_table(document.children), ""]
+    lines = [render_table(document.children, show_all=False), ""]
     head = (f"{result.kind}: {document.boundary.render()} "
             f"{document.rows_total} rows in {document.children_total} child(ren); "
             f"frontier {result.checkpoint_frontier}/{document.children_total}")

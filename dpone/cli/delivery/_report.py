@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from dpone.cli._table import text_table
+from dpone.cli._table import summarized
 from dpone.contracts.documents import ChildRow, Interval, ReceiptScalar
 from dpone.contracts.journal import ChildOperation, ParentOperation
 from dpone.contracts.sealed import SealedChild
@@ -103,8 +103,9 @@ def empty_note(children: Sequence[ChildRow]) -> str | None:
     return f"  empty child(ren): {'; '.join(parts)}" if parts else None
 
 
-def render_table(children: Sequence[ChildRow]) -> str:
-    """One line per child; the rows and bytes columns only when the sealed sizes are known."""
+def render_table(children: Sequence[ChildRow], *, show_all: bool = True) -> str:
+    """One line per child (without ``show_all``, at most 50: the first and last 25 and a count
+    of the rest); the rows and bytes columns only when the sealed sizes are known."""
     sized = any(child.rows is not None for child in children)
     header = [name for name in _HEADER if sized or name not in ("rows", "bytes")]
     rows = []
@@ -119,4 +120,5 @@ def render_table(children: Sequence[ChildRow]) -> str:
                  "checkpoint": _checkpoint_text(child), "attempts": str(child.attempt_ordinal),
                  "receipt": _receipt_text(child.receipt)}
         rows.append(tuple(cells[name] for name in header))
-    return text_table(header, rows, _NUMERIC)
+    return summarized(header, rows, _NUMERIC, show_all=show_all,
+                      how="`dpone delivery inspect` or --format json shows every one")
