@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -169,11 +170,20 @@ def _refuse_held_leases(plan: RestDeliveryPlan, plan_digest: str, journal_url: s
         close_quietly(journal)
 
 
+def _shown(locator: str) -> str:
+    """A locator as the stores line shows it: a path under the current directory relative to
+    it (``examples/.dpone/journal.sqlite3``), any other path absolute, a URL without password."""
+    if "://" in locator or not os.path.isabs(locator):
+        return redact(locator)
+    relative = os.path.relpath(locator)
+    return relative if not relative.startswith("..") else locator
+
+
 def announce_stores(plane: ControlPlane) -> None:
     """Which journal, artifact store and plan store this run uses, on stderr: its first line."""
     origin = f" (control_plane of {plane.file})" if plane.supplied and plane.file else ""
-    click.echo(f"stores: journal {redact(plane.journal)}, artifacts {redact(plane.artifacts)}, "
-               f"plans {plane.plans}{origin}", err=True)
+    click.echo(f"stores: journal {_shown(plane.journal)}, artifacts {_shown(plane.artifacts)}, "
+               f"plans {_shown(str(plane.plans))}{origin}", err=True)
 
 
 def _check_stores(run: BoundaryRun) -> None:
