@@ -1,0 +1,51 @@
+"""Every command transcript the docs show is produced by running it (``support.doc_transcripts``):
+each document in a sandbox of its own, against the mock receiver on the example binding's
+authority, outputs compared with only instants, job run prefixes, durations and the sandbox
+path normalized. ``DPONE_UPDATE_DOCS=1 scripts/test tests/integration/docs`` refreshes the
+transcripts from the real run; a block marked ``<!-- skip: next -->`` is illustrative and says
+so to the reader."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sybil.example import SybilFailure
+
+from dpone.receiver import ReceiverConfig, ReceiverThread
+from support.common import ROOT
+from support.doc_transcripts import TOKEN, Session, document, write_updates
+
+DOCS = ("README.md", "docs/tutorial.md", "docs/planner.md", "docs/generations.md",
+        "docs/authoring.md", "docs/receiver.md", "docs/reference/reconcile.md",
+        "docs/airflow.md", "docs/fault-matrix.md")
+AUTHORITY_PORT = 8765
+
+
+@pytest.fixture(scope="module")
+def receiver() -> Iterator[ReceiverThread]:
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", AUTHORITY_PORT)) == 0:
+            pytest.fail(f"127.0.0.1:{AUTHORITY_PORT} is taken: the docs' transcripts need the "
+                        "example binding's authority for the mock receiver")
+    with ReceiverThread(ReceiverConfig(token=TOKEN, processing_seconds=0.2),
+                        port=AUTHORITY_PORT) as running:
+        yield running
+
+
+@pytest.mark.parametrize("name", DOCS)
+def test_the_document_s_transcripts_are_what_its_commands_print(
+        name: str, receiver: ReceiverThread, tmp_path: Path) -> None:
+    receiver.state.reset()
+    session = Session.fresh(tmp_path)
+    failures: list[str] = []
+    for example in document(ROOT / name, session):
+        try:
+            example.evaluate()
+        except SybilFailure as failure:
+            failures.append(str(failure.result))
+    if session.updates:
+        write_updates(ROOT / name, session.updates)
+    assert not failures, "\n\n".join(failures)
