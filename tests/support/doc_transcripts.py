@@ -13,15 +13,16 @@ the repository lays them out, the mock receiver on the example binding's authori
 Commands run in ``bash`` one after another, in document order, so a later block sees the state
 an earlier one left (the tutorial's flow). What the harness does itself:
 
-* ``dpone receiver serve ... &`` starts nothing: the harness's receiver is already listening;
+* ``dpone receiver serve ...`` starts nothing: the harness's receiver is already listening;
 * ``export NAME=VALUE`` is remembered for the commands after it (a placeholder ``...`` value
   keeps the harness's token);
 * ``echo $?`` prints the exit code of the command before it.
 
 A command's output is compared as a terminal shows it: stdout and stderr together (progress
-lines included), in the order they were written. Only declared variable parts are normalized on both sides before comparing: instants, job ids'
-per-start prefix, durations in milliseconds, ages in seconds and the sandbox path. Digests and
-operation ids are compared exactly: a changed digest is a changed doc.
+lines included), in the order they were written. Only declared variable parts are normalized on
+both sides before comparing: instants, job ids' per-start prefix, durations in milliseconds, ages
+in seconds and the sandbox path. Digests and operation ids are compared exactly: a changed digest
+is a changed doc.
 
 ``DPONE_UPDATE_DOCS=1`` rewrites each compared block's output from the real run instead of
 comparing (the reviewed way to refresh the docs: run, then read the diff).
@@ -50,7 +51,10 @@ _VOLATILE = (
     (re.compile(r"job-[0-9a-f]{8}-"), "job-<run>-"),
     (re.compile(r"\(\d+ ms\)"), "(<ms>)"),
     (re.compile(r"\b\d+ s\b(?= ago|\))"), "<n> s"),
+    (re.compile(r"(?<= )\d+s$", re.M), "<n>s"),  # the age column of `delivery list`
 )
+SANDBOX_SHOWN = "<repo>"
+"""How a transcript shows the sandbox's absolute path (the reader's clone)."""
 
 
 @dataclass(frozen=True)
@@ -92,7 +96,7 @@ def render(block: tuple[Step, ...]) -> str:
 
 
 def normalized(text: str, sandbox: Path) -> str:
-    text = text.replace(str(sandbox), "<sandbox>")
+    text = text.replace(str(sandbox), SANDBOX_SHOWN)
     for pattern, placeholder in _VOLATILE:
         text = pattern.sub(placeholder, text)
     return "\n".join(line.rstrip() for line in text.split("\n")).strip("\n")
@@ -124,8 +128,8 @@ class Session:
     def run(self, command: str) -> str:
         """The output of one command as the document shows it."""
         stripped = command.strip()
-        if re.fullmatch(r"dpone receiver serve\b[^#]*&\s*(#.*)?", stripped):
-            return ""
+        if re.fullmatch(r"dpone receiver serve\b[^#]*(#.*)?", stripped):
+            return ""  # the harness's receiver already listens on the binding's authority
         export = re.fullmatch(r"export (\w+)=(\S*)(\s+#.*)?", stripped)
         if export is not None:
             if export.group(2) != "...":
@@ -160,7 +164,8 @@ def check(example: Example, session: Session) -> str | None:
         return None
     actual: list[Step] = []
     for step in block:
-        output = session.run(step.command).rstrip("\n")
+        output = session.run(step.command).rstrip("\n").replace(str(session.sandbox),
+                                                                 SANDBOX_SHOWN)
         actual.append(Step(step.command, tuple(output.split("\n")) if output else ()))
     if os.environ.get(UPDATE_VARIABLE):
         session.updates.append((str(example.parsed), render(tuple(actual))))

@@ -24,8 +24,9 @@ DOCS = ("README.md", "docs/tutorial.md", "docs/planner.md", "docs/generations.md
 AUTHORITY_PORT = 8765
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def receiver() -> Iterator[ReceiverThread]:
+    """A fresh mock receiver per document (its batch and job numbers start at 1)."""
     with socket.socket() as probe:
         if probe.connect_ex(("127.0.0.1", AUTHORITY_PORT)) == 0:
             pytest.fail(f"127.0.0.1:{AUTHORITY_PORT} is taken: the docs' transcripts need the "
@@ -38,7 +39,6 @@ def receiver() -> Iterator[ReceiverThread]:
 @pytest.mark.parametrize("name", DOCS)
 def test_the_document_s_transcripts_are_what_its_commands_print(
         name: str, receiver: ReceiverThread, tmp_path: Path) -> None:
-    receiver.state.reset()
     session = Session.fresh(tmp_path)
     failures: list[str] = []
     for example in document(ROOT / name, session):
