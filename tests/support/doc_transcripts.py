@@ -167,16 +167,17 @@ def check(example: Example, session: Session) -> str | None:
         output = session.run(step.command).rstrip("\n").replace(str(session.sandbox),
                                                                  SANDBOX_SHOWN)
         actual.append(Step(step.command, tuple(output.split("\n")) if output else ()))
-    if os.environ.get(UPDATE_VARIABLE):
-        session.updates.append((str(example.parsed), render(tuple(actual))))
-        return None
     for shown, ran in zip(block, actual, strict=True):
         want = normalized("\n".join(shown.expected), session.sandbox)
         got = normalized("\n".join(ran.expected), session.sandbox)
-        if want != got:
-            return (f"{example.path}:{example.line}: `$ {shown.command}` printed\n{got}\n"
-                    f"--- but the document shows ---\n{want}\n(refresh with "
-                    f"{UPDATE_VARIABLE}=1 after checking the change is intended)")
+        if want == got:
+            continue
+        if os.environ.get(UPDATE_VARIABLE):  # rewrite the block; an unchanged one stays as is
+            session.updates.append((str(example.parsed), render(tuple(actual))))
+            return None
+        return (f"{example.path}:{example.line}: `$ {shown.command}` printed\n{got}\n"
+                f"--- but the document shows ---\n{want}\n(refresh with "
+                f"{UPDATE_VARIABLE}=1 after checking the change is intended)")
     return None
 
 
