@@ -45,7 +45,7 @@ def likely_cause(child: ChildOperation,
     receipt = child.receipt or {}
     failure = receipt.get("transport_failure")
     if isinstance(failure, str) and "http_status" not in receipt:
-        cause = receipt.get("transport_cause") or f"no answer ({failure.replace('_', ' ')})"
+        cause = receipt.get("transport_cause") or f"no answer: {failure.replace('_', ' ')} failure"
         reached = ("the request may have reached the receiver, so the effect stays unknown"
                    if receipt.get("transport_phase") == "may_have_reached"
                    else "the request never reached the receiver")
