@@ -1,5 +1,6 @@
 """A wrong or missing credential over loopback, on both journals: the run exits 3 with nothing
-applied (a missing one before anything is frozen or admitted), and once the credential is fixed a rerun of `dpone deliver` or `dpone delivery resume
+applied (a missing one before anything is frozen or admitted), and once the credential is fixed
+a rerun of `dpone deliver` or `dpone delivery resume
 --apply` delivers the child once, with the same delivery key (exit 0). A 401 the profile does
 not certify stays an unknown effect (exit 4) and `inspect` names the status as the likely cause.
 """
