@@ -34,6 +34,17 @@ def _short_leases(registry: Path) -> None:
                                   text, flags=re.M), encoding="utf-8")
 
 
+def _killed(registry: Path, cwd: Path) -> tuple[str, str]:
+    """A `dpone deliver` of one sync child (leases of 4 s) killed right after its request left:
+    its stderr and the parent id it named."""
+    _short_leases(registry)
+    killed = _killed_deliver(registry, cwd)
+    assert killed.returncode == -9, killed.stdout + killed.stderr
+    found = re.search(r"delivery (op_v1_[0-9a-f]{64}): delivering", killed.stderr)
+    assert found is not None, killed.stderr
+    return killed.stderr, found.group(1)
+
+
 def _killed_deliver(registry: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, TOKEN_ENV: TOKEN, "DPONE_TEST_CUT": "after:send", "NO_COLOR": "1"}
     return subprocess.run(
@@ -46,23 +57,18 @@ def _killed_deliver(registry: Path, cwd: Path) -> subprocess.CompletedProcess[st
 def test_a_kill_during_a_sync_submit_is_recovered_in_three_commands(
         registry: Path, tmp_path: Path, receiver: ReceiverThread,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    _short_leases(registry)
-    killed = _killed_deliver(registry, tmp_path)
-    assert killed.returncode == -9, killed.stdout + killed.stderr
-    lines = killed.stderr.splitlines()
-    assert lines[0].startswith("stores: journal ")
-    parent_id = re.search(r"delivery (op_v1_[0-9a-f]{64}): delivering", killed.stderr)
-    assert parent_id is not None, killed.stderr
-    child_id = f"{parent_id.group(1)}_0001"
-    assert child_id in killed.stderr
+    stderr, parent = _killed(registry, tmp_path)
+    assert stderr.splitlines()[0].startswith("stores: journal ")
+    child_id = f"{parent}_0001"
+    assert child_id in stderr
     assert receiver.state.ledger.snapshot()["mutations_total"] == 1  # it reached the receiver
     monkeypatch.chdir(tmp_path)
     dpone = Dpone(registry, registry / ".dpone")
     where = ["--environment", "local-dev", "--registry", str(registry)]
 
     # 1. inspect: the lost run's lease, until when, and the reconcile command.
-    inspected = dpone("delivery", "inspect", "--operation-id", parent_id.group(1), *where)
-    document = dpone("delivery", "inspect", "--operation-id", parent_id.group(1), *where,
+    inspected = dpone("delivery", "inspect", "--operation-id", parent, *where)
+    document = dpone("delivery", "inspect", "--operation-id", parent, *where,
                      "--format", "json").json()
     assert inspected.code == 0, inspected.out + inspected.err
     assert "leases held (journal clock):" in inspected.out
@@ -86,7 +92,7 @@ def test_a_kill_during_a_sync_submit_is_recovered_in_three_commands(
     assert reconciled.json()["after"]["state_name"] == "final_not_accepted_full_eligible"
 
     # 3. resume --apply: promoted, nothing resent.
-    resumed = dpone("delivery", "resume", "--operation-id", parent_id.group(1), *where,
+    resumed = dpone("delivery", "resume", "--operation-id", parent, *where,
                     "--apply", "--format", "json")
     assert resumed.code == 0, resumed.out + resumed.err
     assert resumed.json()["status"] == "completed"
@@ -97,10 +103,7 @@ def test_a_kill_during_a_sync_submit_is_recovered_in_three_commands(
 def test_resume_apply_waits_for_a_lost_run_s_lease_instead_of_refusing(
         registry: Path, tmp_path: Path, receiver: ReceiverThread,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    _short_leases(registry)
-    killed = _killed_deliver(registry, tmp_path)
-    assert killed.returncode == -9, killed.stdout + killed.stderr
-    parent_id = re.findall(r"delivery (op_v1_[0-9a-f]{64}): delivering", killed.stderr)[0]
+    _, parent_id = _killed(registry, tmp_path)
     dpone = Dpone(registry, registry / ".dpone")
     where = ["--environment", "local-dev", "--registry", str(registry)]
 
