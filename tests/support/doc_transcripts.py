@@ -51,7 +51,7 @@ _VOLATILE = (
     (re.compile(r"job-[0-9a-f]{8}-"), "job-<run>-"),
     (re.compile(r"\(\d+ ms\)"), "(<ms>)"),
     (re.compile(r"\b\d+ s\b(?= ago|\))"), "<n> s"),
-    (re.compile(r"(?<= )\d+s$", re.M), "<n>s"),  # the age column of `delivery list`
+    (re.compile(r" +\d+s$", re.M), " <n>s"),  # `delivery list`'s age column (and its width)
 )
 SANDBOX_SHOWN = "<repo>"
 """How a transcript shows the sandbox's absolute path (the reader's clone)."""

@@ -17,10 +17,15 @@ DROP_ASYNC: Final = {"match": {"method": "POST", "path_prefix": "/mock/v1/datase
 
 
 def bare_duplicate(registry: Path) -> None:
-    """The receiver's duplicate answer carries only the job id (a bare 409): no proof of key."""
+    """The receiver's duplicate answer holds nothing the profile reads (a bare 409): neither a
+    job id nor a key to prove. (A job id alone is adopted under the example's certified,
+    payload-bound fence: ``tests/unit/supervisor/test_duplicate_adoption.py``.)"""
     profile = registry / "profiles" / "mock.dataset-jobs@1.yaml"
     text = profile.read_text(encoding="utf-8")
-    profile.write_text(text.replace("      filename: {body_json_pointer: /filename}\n", ""),
+    same_key = ("      id: {body_json_pointer: /job_id}\n"
+                "      filename: {body_json_pointer: /filename}\n")
+    assert same_key in text
+    profile.write_text(text.replace(same_key, "      id: {body_json_pointer: /original_job}\n"),
                        encoding="utf-8")
 
 
