@@ -51,6 +51,7 @@ _VOLATILE = (
     (re.compile(r"job-[0-9a-f]{8}-"), "job-<run>-"),
     (re.compile(r"\(\d+ ms\)"), "(<ms>)"),
     (re.compile(r"\b\d+ s\b(?= ago|\))"), "<n> s"),
+    (re.compile(r"(?<=age )\d+ s\b"), "<n> s"),  # a receipt's age
     (re.compile(r" +\d+s$", re.M), " <n>s"),  # `delivery list`'s age column (and its width)
 )
 SANDBOX_SHOWN = "<repo>"

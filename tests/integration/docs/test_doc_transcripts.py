@@ -8,6 +8,7 @@ so to the reader."""
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,13 +28,20 @@ AUTHORITY_PORT = 8765
 @pytest.fixture
 def receiver() -> Iterator[ReceiverThread]:
     """A fresh mock receiver per document (its batch and job numbers start at 1)."""
-    with socket.socket() as probe:
-        if probe.connect_ex(("127.0.0.1", AUTHORITY_PORT)) == 0:
+    deadline = time.monotonic() + 15  # the previous document's receiver may still be closing
+    while _listening(AUTHORITY_PORT):
+        if time.monotonic() > deadline:
             pytest.fail(f"127.0.0.1:{AUTHORITY_PORT} is taken: the docs' transcripts need the "
                         "example binding's authority for the mock receiver")
+        time.sleep(0.2)
     with ReceiverThread(ReceiverConfig(token=TOKEN, processing_seconds=0.2),
                         port=AUTHORITY_PORT) as running:
         yield running
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
 @pytest.mark.parametrize("name", DOCS)
