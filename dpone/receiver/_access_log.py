@@ -2,7 +2,8 @@
 
 ``POST /mock/v1/batches/measurement_readings key=sha256:5f4a... rows=630 -> 200 (12 ms)``: the
 method, the path (never the query), the duplicate or delivery key and the rows the request
-carried when the endpoint read them, the status (``dropped`` for a connection closed without an
+carried when the endpoint read them, ``DUPLICATE`` when the ledger counted a key applied
+before (a duplicate mutation), the status (``dropped`` for a connection closed without an
 answer) and the time taken. Never a header value other than the key, never a credential or a
 body. The lines go to the ``dpone.receiver`` logger: `dpone receiver serve` prints them on
 stderr; a receiver embedded in tests stays quiet unless a handler is configured.
@@ -20,12 +21,16 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 LOGGER = logging.getLogger("dpone.receiver")
 
 
-def note(request: Request, *, key: str | None = None, rows: int | None = None) -> None:
-    """What the endpoint learned of ``request`` for its log line: its key and rows."""
+def note(request: Request, *, key: str | None = None, rows: int | None = None,
+         duplicate: bool = False) -> None:
+    """What the endpoint learned of ``request`` for its log line: its key, its rows and whether
+    the ledger counted it as a duplicate mutation (a key applied before)."""
     if key is not None:
         request.state.log_key = key
     if rows is not None:
         request.state.log_rows = rows
+    if duplicate:
+        request.state.log_duplicate = True
 
 
 class AccessLog:
@@ -60,5 +65,7 @@ def _line(scope: Scope, status: int | None, elapsed_s: float) -> str:
         words.append(f"key={state['log_key']}")
     if state.get("log_rows") is not None:
         words.append(f"rows={state['log_rows']}")
+    if state.get("log_duplicate"):
+        words.append("DUPLICATE")
     shown = str(status) if status is not None else "dropped"
     return f"{' '.join(words)} -> {shown} ({elapsed_s * 1000:.0f} ms)"

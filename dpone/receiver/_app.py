@@ -114,8 +114,9 @@ class _Endpoints:
         accepted = len(rows)
         if rule is not None and rule.fault == "partial":
             accepted = min(rule.int_param("accepted_rows", 0), len(rows))
-        self.state.ledger.apply(kind="sync", resource=resource, key=keys[0], rows=rows[:accepted],
-                                applied_at=self.state.now())
+        mutation = self.state.ledger.apply(kind="sync", resource=resource, key=keys[0],
+                                           rows=rows[:accepted], applied_at=self.state.now())
+        note(request, duplicate=mutation.duplicate)
         return JSONResponse({"batch_id": self.state.next_batch_id(), "accepted_rows": accepted,
                              "rejected_rows": len(rows) - accepted})
 
