@@ -25,14 +25,19 @@ def text_table(header: Sequence[str], rows: Sequence[Sequence[str]],
 
 def summarized(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: Collection[str],
                *, show_all: bool = False, noun: str = "children",
-               how: str = "--all shows every one") -> str:
+               how: str = "--all shows every one", total: Sequence[str] | None = None) -> str:
     """:func:`text_table`, with at most :data:`SHOWN_ROWS` rows: beyond that the first and the
     last half of them and, between, one line counting those left out (``how`` tells how to see
-    them). The columns keep the widths of every row, so the two halves align."""
-    if show_all or len(rows) <= SHOWN_ROWS:
+    them). The columns keep the widths of every row, so the two halves align. Beyond
+    :data:`SHOWN_ROWS` rows (``show_all`` or not) the ``total`` row, if any, ends the table."""
+    if len(rows) <= SHOWN_ROWS:
         return text_table(header, rows, numeric)
+    closing = [total] if total is not None else []
+    lines = text_table(header, [*rows, *closing], numeric).split("\n")
+    body, last = lines[:1 + len(rows)], lines[1 + len(rows):]
+    if show_all:
+        return "\n".join([*body, *last])
     half = SHOWN_ROWS // 2
-    lines = text_table(header, rows, numeric).split("\n")
     left_out = len(rows) - 2 * half
-    return "\n".join([*lines[:1 + half], f"  ... {left_out} more {noun} ({how}) ...",
-                      *lines[-half:]])
+    return "\n".join([*body[:1 + half], f"  ... {left_out} more {noun} ({how}) ...",
+                      *body[-half:], *last])

@@ -59,7 +59,10 @@ def _text(result: SealResult, show_all: bool = False) -> str:
              f"{result.child_count} child(ren)",
              summarized(header, rows, {"ordinal", "rows", "decoded bytes", "wire bytes"},
                         show_all=show_all,
-                        how="--all shows every one; --format json lists them all")]
+                        how="--all shows every one; --format json lists them all",
+                        total=("total", f"{result.child_count} children", str(result.rows),
+                               str(sum(c.decoded_bytes for c in result.children)),
+                               str(sum(c.wire_bytes for c in result.children)), ""))]
     lines += [f"  parent              {result.parent_digest}",
               f"  plan                {result.plan_digest}",
               f"  parent_plan_digest  {result.parent_plan_digest}",

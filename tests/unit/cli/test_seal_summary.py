@@ -1,5 +1,6 @@
-"""Beyond 50 children the seal table shows the first and last 25 and one line counting the rest
-(`--all` shows every one; --format json always lists them all); up to 50 it shows every one."""
+"""Beyond 50 children the seal table shows the first and last 25, one line counting the rest and
+a totals row (`--all` shows every one; --format json always lists them all); up to 50 it shows
+every one and no totals row."""
 
 from __future__ import annotations
 
@@ -29,7 +30,20 @@ def test_a_long_table_keeps_its_first_and_last_rows_aligned() -> None:
     assert summarized(("#", "scope"), rows, {"#"}, show_all=True) == "\n".join(full)
 
 
-def test_seal_of_65_children_summarizes_its_text_unless_all(tmp_path: Path) -> None:
+def test_a_long_table_ends_with_its_totals_row_aligned_with_the_rest() -> None:
+    rows = [(str(i), "x") for i in range(1, 61)]
+
+    shown = summarized(("#", "scope"), rows, {"#"}, total=("total", "60 rows")).splitlines()
+    every = summarized(("#", "scope"), rows, {"#"}, show_all=True,
+                       total=("total", "60 rows")).splitlines()
+
+    assert shown[-1] == every[-1] == "  total  60 rows"
+    assert shown[-2] == every[-2] == "     60  x"
+    assert len(shown) == 1 + SHOWN_ROWS + 2 and len(every) == 1 + 60 + 1
+    assert "total" not in summarized(("#", "scope"), rows[:50], {"#"}, total=("total", "50"))
+
+
+def test_a_seal_of_more_than_50_children_summarizes_its_text_and_totals_unless_all(tmp_path: Path) -> None:
     registry = tmp_path / "registry"
     shutil.copytree(EXAMPLES, registry)
     profile = registry / "profiles" / "mock.batch-ndjson@1.yaml"
@@ -51,3 +65,8 @@ def test_seal_of_65_children_summarizes_its_text_unless_all(tmp_path: Path) -> N
     assert f"... {len(children) - SHOWN_ROWS} more children (--all shows every one" in short.stdout
     assert len([line for line in every.stdout.splitlines()
                 if re.match(r"^\s+\d+\s+\[", line)]) == len(children)
+    totals = [line.split() for line in (short.stdout + every.stdout).splitlines()
+              if line.lstrip().startswith("total ")]
+    assert totals == [["total", str(len(children)), "children", str(json.loads(document.stdout)["rows"]),
+                       str(sum(c["decoded_bytes"] for c in children)),
+                       str(sum(c["wire_bytes"] for c in children))]] * 2
