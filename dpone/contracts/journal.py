@@ -17,12 +17,13 @@ from pydantic import Field
 
 from dpone.contracts._axes import RemoteEffect, StateTuple
 from dpone.contracts._base import Digest, StrictModel
-from dpone.contracts.ports import DeliveryJournalPort, DeliveryJournalView
+from dpone.contracts.ports import DeliveryJournalPort, DeliveryJournalView, SupervisorJournal
 from dpone.contracts.rate import RateTurn
 
 __all__ = [  # the journal's ports are declared with every other port in dpone.contracts.ports
     "DeliveryJournalPort",
     "DeliveryJournalView",
+    "SupervisorJournal",
 ]
 
 LeaseKindName = Literal["mutation", "observation", "checkpoint", "operator"]

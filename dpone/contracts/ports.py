@@ -108,10 +108,24 @@ class PrunableArtifactPort(ImmutableArtifactPort, ArtifactExpiryPort, Protocol):
     """An artifact store with its deletion: what `dpone admin prune` opens."""
 
 
-class DeliveryJournalView(Protocol):
-    """Read-only access: inspection, the Airflow trigger, operators."""
+class JournalReads(Protocol):
+    """The reads a delivery run makes: its parent, one child, the journal's clock."""
 
     def load_parent(self, parent_id: str) -> ParentOperation: ...
+
+    def get_child(self, operation_id: str) -> ChildOperation: ...
+
+    def now(self) -> dt.datetime:
+        """The journal's database clock (aware UTC), never the worker clock.
+
+        Due times the journal compares with its own clock (``next_check_after``) are computed
+        from this value.
+        """
+        ...
+
+
+class DeliveryJournalView(JournalReads, Protocol):
+    """Read-only access: inspection, the Airflow trigger, operators."""
 
     def find_parent(self, tenancy: Tenancy, parent_plan_digest: str) -> ParentOperation | None: ...
 
@@ -121,8 +135,6 @@ class DeliveryJournalView(Protocol):
         ``plan_digest`` over ``[boundary_from, boundary_to)`` was admitted and one of its
         children holds a live mutation lease: a rerun stops before freezing or sealing."""
         ...
-
-    def get_child(self, operation_id: str) -> ChildOperation: ...
 
     def list_attempts(self, operation_id: str) -> Sequence[Mapping[str, Any]]: ...
 
@@ -163,17 +175,11 @@ class DeliveryJournalView(Protocol):
         which stay, and why, by the journal clock (a read that writes nothing)."""
         ...
 
-    def now(self) -> dt.datetime:
-        """The journal's database clock (aware UTC), never the worker clock.
 
-        Due times the journal compares with its own clock (``next_check_after``) are computed
-        from this value.
-        """
-        ...
-
-
-class DeliveryJournalPort(DeliveryJournalView, Protocol):
-    """Admission, transitions, leases, the pre-submit critical transaction and checkpointing."""
+class SupervisorJournal(JournalReads, Protocol):
+    """What a delivery run uses of the journal: admission, leases, attempts, guarded
+    transitions, rate turns and the frontier (the supervisor's one writer,
+    ``dpone.executor.supervisor._journal_step``, is typed against this and nothing more)."""
 
     def admit_parent(self, request: ParentAdmission) -> AdmissionResult: ...
 
@@ -185,10 +191,6 @@ class DeliveryJournalPort(DeliveryJournalView, Protocol):
     def renew_lease(self, lease: Lease, ttl_seconds: int) -> Lease:
         """A heartbeat: extend a lease its holder still holds to ``ttl_seconds`` from now by
         the journal clock (same token); ``journal.lease_lost`` once it expired or was taken."""
-
-    def record_operator_action(self, action: OperatorActionRecord) -> OperatorAction:
-        """Append one audit row ``operator_<command>`` (durably, in its own transaction)."""
-        ...
 
     def begin_attempt(self, operation_id: str, holder: str, ttl_seconds: int, *,
                       rate: RateTurnRequest | None = None) -> SubmitLease:
@@ -240,17 +242,35 @@ class DeliveryJournalPort(DeliveryJournalView, Protocol):
         all of it does. Returns the child as each step left it."""
         ...
 
+    def promote_frontier(self, parent_id: str, lease: Lease | LeaseClaim) -> int:
+        """Extend the contiguous checkpoint frontier under a held checkpoint ``Lease``, or under
+        a ``LeaseClaim`` taken and released inside the same transaction."""
+        ...
+
+    def take_rate_turn(self, request: RateTurnRequest) -> RateTurn:
+        """One short transaction: the next request turn of the receiver account's shared
+        bucket (``dpone.contracts.rate``) and, for a submit, one of its active-request slots; or
+        nothing when the turn is beyond ``request.max_wait_s`` or every slot is held."""
+        ...
+
+    def release_active_slot(self, slot: ActiveSlot) -> None:
+        """Free a slot :meth:`take_rate_turn` granted (a no-op once it expired and was taken)."""
+        ...
+
+class DeliveryJournalPort(DeliveryJournalView, SupervisorJournal, Protocol):
+    """Admission, transitions, leases, the pre-submit critical transaction and checkpointing;
+    operator reconciliation and audit, the environment's gates and retention."""
+
+    def record_operator_action(self, action: OperatorActionRecord) -> OperatorAction:
+        """Append one audit row ``operator_<command>`` (durably, in its own transaction)."""
+        ...
+
     def reconcile(self, request: ReconcileRequest, lease: Lease) -> ChildOperation:
         """One operator reconciliation in one critical transaction under the live operator
         ``lease``: the open and resolve contract transitions as a CAS on
         ``request.expected_revision``, the remote-job slot released when the effect is proven
         applied or not applied (kept while unknown, partial or still running), and the
         ``operator_reconcile`` audit row. A refusal changes nothing."""
-        ...
-
-    def promote_frontier(self, parent_id: str, lease: Lease | LeaseClaim) -> int:
-        """Extend the contiguous checkpoint frontier under a held checkpoint ``Lease``, or under
-        a ``LeaseClaim`` taken and released inside the same transaction."""
         ...
 
     def set_mutation_gate(self, environment_id: str, gate: MutationGate, *, epoch: int,
@@ -261,14 +281,6 @@ class DeliveryJournalPort(DeliveryJournalView, Protocol):
         """Revoke (``revoked=True``) or unrevoke ``target`` in one audited critical transaction
         serialized with every SUBMITTING transaction; True when the list changed, False when
         it already stood so (nothing written)."""
-    def take_rate_turn(self, request: RateTurnRequest) -> RateTurn:
-        """One short transaction: the next request turn of the receiver account's shared
-        bucket (``dpone.contracts.rate``) and, for a submit, one of its active-request slots; or
-        nothing when the turn is beyond ``request.max_wait_s`` or every slot is held."""
-        ...
-
-    def release_active_slot(self, slot: ActiveSlot) -> None:
-        """Free a slot :meth:`take_rate_turn` granted (a no-op once it expired and was taken)."""
         ...
 
     def expire_payloads(self, environment_id: str, *, actor: str) -> RetentionPlan:

@@ -253,12 +253,12 @@ def deliver_boundary(run: BoundaryRun) -> RunOutcome:
                         on_open=lambda opened: _bind_stores(run, opened),
                         announce=f"delivery {parent_id}: delivering {len(topology.children)} "
                                  f"child(ren) {parent_id}_0001..{len(topology.children):04d}") as (
-            journal, transport, run_store):
+            journal, run_journal, transport, run_store):
         shape = SealedShape.of_topology(topology)
         printer = StepPrinter(shape)
         result: RunResult
         try:
-            result = deliver(plan, topology, journal, run_store, transport, holder=holder(),
+            result = deliver(plan, topology, run_journal, run_store, transport, holder=holder(),
                              wait=run.wait, clock=SystemClock(), observer=printer,
                              on_wait=printer.wait, leases=run.leases)
         except DponeError as error:

@@ -21,7 +21,7 @@ import click
 
 from dpone.cli._inputs import Journal, close_quietly, open_identified_journal
 from dpone.cli._progress import MAX_LINES, Progress
-from dpone.contracts.journal import ChildOperation, DeliveryJournalPort
+from dpone.contracts.journal import ChildOperation, DeliveryJournalPort, SupervisorJournal
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.contracts.sealed import SealedChild, SealedTopology
@@ -175,9 +175,11 @@ class LazyTransport:
 def delivery_ports(plan: RestDeliveryPlan, journal_url: str, store: ImmutableArtifactPort, *,
                    environment_id: str, announce: str, credential: Credential | None = None,
                    on_open: Callable[[Journal], None] | None = None
-                   ) -> Iterator[tuple[DeliveryJournalPort, LazyTransport, ImmutableArtifactPort]]:
-    """The journal (migrated), the plan's transport and ``store`` for one run; the journal and
-    the transport are closed after it.
+                   ) -> Iterator[tuple[DeliveryJournalPort, SupervisorJournal, LazyTransport,
+                                       ImmutableArtifactPort]]:
+    """The journal (migrated), the journal the run drives (the same one, or the cutting one
+    under a test cut), the plan's transport and ``store`` for one run; the journal and the
+    transport are closed after it.
 
     The journal is scoped to the plan's operation namespace: another namespace's operation is
     refused. ``credential``, when the caller resolved it already (`dpone deliver` does, before
@@ -194,13 +196,13 @@ def delivery_ports(plan: RestDeliveryPlan, journal_url: str, store: ImmutableArt
         stack.callback(close_quietly, opened)
         if on_open is not None:
             on_open(opened)
-        journal: DeliveryJournalPort = opened
+        run_journal: SupervisorJournal = opened
         transport = LazyTransport(lambda: transport_for(plan, credential, cut=cut),
                                   read_timeout_s=plan.profile.snapshot.timeouts.read_s)
         stack.callback(transport.close)
         if cut is not None:
-            journal = cutting = CuttingJournal(journal, cut)
+            run_journal = cutting = CuttingJournal(opened, cut)
             store = CuttingArtifacts(store, cutting, cut)
         click.echo(f"{announce} to {plan.binding.snapshot.authority} "
                    f"({plan.profile.snapshot.ref})", err=True)
-        yield journal, transport, store
+        yield opened, run_journal, transport, store

@@ -225,12 +225,12 @@ def resume_command(operation_id: str, control: ControlPlaneArgs, actor: str | No
         with delivery_ports(plan, plane.journal, store, environment_id=plane.environment_id,
                             on_open=await_lost_runs,
                             announce=f"resuming delivery {parent_id}: {len(sealed)} child(ren)") as (
-                journal, transport, run_store), OperatorAuthority(
+                journal, run_journal, transport, run_store), OperatorAuthority(
                     journal, parent_id, who, "resume", plane.leases):
             printer = StepPrinter(shape)
             result: RunResult
             try:
-                result = resume(plan, parent_id, sealed, journal, run_store, transport,
+                result = resume(plan, parent_id, sealed, run_journal, run_store, transport,
                                 holder=holder(), wait=wait, clock=SystemClock(),
                                 observer=printer, on_wait=printer.wait, leases=plane.leases)
             except DponeError as error:

@@ -1,8 +1,9 @@
-"""Cut points around every journal write and the MAY_ATTEMPT marker write.
+"""Cut points around every journal write of a delivery run and the MAY_ATTEMPT marker write.
 
-:class:`CuttingJournal` is a :class:`DeliveryJournalPort` that passes every call to the journal
-it wraps, and brackets each write (the methods :data:`JOURNAL_WRITE_POINTS` names: the write
-and critical transactions of the port) with ``before:<point>`` / ``after:<point>``. A
+:class:`CuttingJournal` is the :class:`SupervisorJournal` a run drives (the journal methods the
+supervisor uses, nothing more): it passes every call to the journal it wraps, and brackets each
+write (the methods :data:`JOURNAL_WRITE_POINTS` names: the write and critical transactions
+of that port) with ``before:<point>`` / ``after:<point>``. A
 transition's point is qualified by the kind of its trigger in the design contract
 (``transition.submit_response``, ``transition.observation``, ``transition.verification``...), so
 a receipt, an observation and a verification are cut apart. :class:`CuttingArtifacts` brackets
@@ -13,35 +14,26 @@ publishes (``evidence``). Reads pass through untouched.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Final, TypeVar
 
 from dpone.contracts.design import load_state_contract
 from dpone.contracts.journal import (
     AdmissionResult,
     AttemptPlan,
     ChildOperation,
-    DeliveryJournalPort,
-    DeliverySummary,
     Lease,
     LeaseClaim,
     LeaseKindName,
-    MutationGate,
-    MutationGateStatus,
-    OperatorAction,
-    OperatorActionRecord,
     ParentAdmission,
     ParentOperation,
-    ReconcileRequest,
     SubmitLease,
-    Tenancy,
+    SupervisorJournal,
     TransitionRequest,
 )
 from dpone.contracts.ports import ArtifactRef, ImmutableArtifactPort
 from dpone.contracts.rate import ActiveSlot, RateTurn, RateTurnRequest
-from dpone.contracts.retention import RetentionPlan
-from dpone.contracts.revocation import RevocationStatus, RevocationTarget
 from dpone.contracts.state import TriggerKind
 from dpone.executor.cuts._hook import CutHook, When
 
@@ -57,24 +49,19 @@ JOURNAL_WRITE_POINTS: Final[Mapping[str, str]] = {
     "enter_submitting": "submitting",
     "transition": "transition",
     "settle_response": "transition",
-    "reconcile": "reconciliation",
     "record_orphan_marker": "orphan_marker",
-    "record_operator_action": "operator_action",
     "promote_frontier": "frontier",
-    "set_mutation_gate": "mutation_gate",
-    "set_revocation": "revocation",
     "take_rate_turn": "rate_turn",
     "release_active_slot": "active_slot_release",
-    "expire_payloads": "payload_expiry",
 }
-"""Every write of the journal port -> the point that brackets it (``transition`` is qualified
-by its trigger kind). ``begin_attempt`` is one transaction that takes the mutation lease and
-plans the attempt: where ``lease_acquire`` and ``attempt_plan`` were two points, it is one (the
-lease row was the only thing written between them). ``settle_response`` records a submit answer,
-the verification it proves and the mutation lease's release in one transaction: it is cut as the
-answer's transition. A transition or promotion under a
-``LeaseClaim`` takes and releases its lease inside its own transaction: its transition or
-frontier point brackets all of it."""
+"""Every write of a delivery run's journal (:class:`SupervisorJournal`) -> the point that
+brackets it (``transition`` is qualified by its trigger kind). ``begin_attempt`` is one
+transaction that takes the mutation lease and plans the attempt: where ``lease_acquire`` and
+``attempt_plan`` were two points, it is one (the lease row was the only thing written between
+them). ``settle_response`` records a submit answer, the verification it proves and the mutation
+lease's release in one transaction: it is cut as the answer's transition. A transition or
+promotion under a ``LeaseClaim`` takes and releases its lease inside its own transaction: its
+transition or frontier point brackets all of it."""
 ARTIFACT_POINTS: Final = ("marker", "evidence")
 TRANSPORT_POINTS: Final[tuple[tuple[When, str], ...]] = (
     ("before", "send"), ("after", "send"), ("after", "response"))
@@ -110,9 +97,10 @@ def transition_point(transition_id: str) -> str:
 
 
 class CuttingJournal:
-    """``journal`` with a cut before and after each of its writes."""
+    """``journal`` as a delivery run sees it (:class:`SupervisorJournal`), with a cut before
+    and after each of its writes."""
 
-    def __init__(self, journal: DeliveryJournalPort, hook: CutHook) -> None:
+    def __init__(self, journal: SupervisorJournal, hook: CutHook) -> None:
         self._journal = journal
         self._hook = hook
         self.marker_keys: set[str] = set()
@@ -176,85 +164,28 @@ class CuttingJournal:
                                 request, lease, verification=verification,
                                 verification_lease=verification_lease))
 
-    def reconcile(self, request: ReconcileRequest, lease: Lease) -> ChildOperation:
-        return self._write("reconcile", lambda: self._journal.reconcile(request, lease))
-
     def record_orphan_marker(self, attempt: AttemptPlan, orphan_digest: str, lease: Lease,
                              expected_revision: int) -> ChildOperation:
         return self._write("record_orphan_marker", lambda: self._journal.record_orphan_marker(
             attempt, orphan_digest, lease, expected_revision))
 
-    def record_operator_action(self, action: OperatorActionRecord) -> OperatorAction:
-        return self._write("record_operator_action",
-                           lambda: self._journal.record_operator_action(action))
-
     def promote_frontier(self, parent_id: str, lease: Lease | LeaseClaim) -> int:
         return self._write("promote_frontier",
                            lambda: self._journal.promote_frontier(parent_id, lease))
 
-    def set_mutation_gate(self, environment_id: str, gate: MutationGate, *, epoch: int,
-                          actor: str, reason: str) -> None:
-        self._write("set_mutation_gate", lambda: self._journal.set_mutation_gate(
-            environment_id, gate, epoch=epoch, actor=actor, reason=reason))
-
-    def set_revocation(self, environment_id: str, target: RevocationTarget, *, revoked: bool,
-                       actor: str, reason: str) -> bool:
-        return self._write("set_revocation", lambda: self._journal.set_revocation(
-            environment_id, target, revoked=revoked, actor=actor, reason=reason))
     def take_rate_turn(self, request: RateTurnRequest) -> RateTurn:
         return self._write("take_rate_turn", lambda: self._journal.take_rate_turn(request))
 
     def release_active_slot(self, slot: ActiveSlot) -> None:
         self._write("release_active_slot", lambda: self._journal.release_active_slot(slot))
 
-    def expire_payloads(self, environment_id: str, *, actor: str) -> RetentionPlan:
-        return self._write("expire_payloads", lambda: self._journal.expire_payloads(
-            environment_id, actor=actor))
-
     # -- reads ---------------------------------------------------------------------------------
 
     def load_parent(self, parent_id: str) -> ParentOperation:
         return self._journal.load_parent(parent_id)
 
-    def find_parent(self, tenancy: Tenancy, parent_plan_digest: str) -> ParentOperation | None:
-        return self._journal.find_parent(tenancy, parent_plan_digest)
-
-    def check_admitted_leases(self, tenancy: Tenancy, plan_digest: str,
-                              boundary_from: dt.date, boundary_to: dt.date) -> None:
-        self._journal.check_admitted_leases(tenancy, plan_digest, boundary_from, boundary_to)
-
     def get_child(self, operation_id: str) -> ChildOperation:
         return self._journal.get_child(operation_id)
-
-    def list_attempts(self, operation_id: str) -> Sequence[Mapping[str, Any]]:
-        return self._journal.list_attempts(operation_id)
-
-    def list_observations(self, operation_id: str) -> Sequence[Mapping[str, Any]]:
-        return self._journal.list_observations(operation_id)
-
-    def list_deliveries(self, limit: int) -> Sequence[DeliverySummary]:
-        return self._journal.list_deliveries(limit)
-
-    def journal_epoch(self, environment_id: str) -> int:
-        return self._journal.journal_epoch(environment_id)
-
-    def mutation_gate(self, environment_id: str) -> MutationGate:
-        return self._journal.mutation_gate(environment_id)
-
-    def gate_status(self, environment_id: str) -> MutationGateStatus:
-        return self._journal.gate_status(environment_id)
-
-    def list_operator_actions(self, operation_ids: Sequence[str]) -> Sequence[OperatorAction]:
-        return self._journal.list_operator_actions(operation_ids)
-
-    def list_live_leases(self, parent_id: str) -> Sequence[Lease]:
-        return self._journal.list_live_leases(parent_id)
-
-    def revocation_status(self, environment_id: str) -> RevocationStatus:
-        return self._journal.revocation_status(environment_id)
-
-    def payload_retention(self, environment_id: str) -> RetentionPlan:
-        return self._journal.payload_retention(environment_id)
 
     def now(self) -> dt.datetime:
         return self._journal.now()
@@ -302,6 +233,6 @@ class CuttingArtifacts:
 
 if TYPE_CHECKING:
     def _conforms(journal: CuttingJournal, store: CuttingArtifacts
-                  ) -> tuple[DeliveryJournalPort, ImmutableArtifactPort]:
+                  ) -> tuple[SupervisorJournal, ImmutableArtifactPort]:
         """Port conformance, proved by mypy."""
         return journal, store

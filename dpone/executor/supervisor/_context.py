@@ -1,49 +1,34 @@
-"""What one supervised delivery shares: its ports, leases, guarded steps, clock and results.
+"""What one supervised delivery shares: its plan and family, its ports, clock and results.
 
-Every journal change goes through :meth:`RunContext.step` (one guarded CAS transition under a
-held lease, or under a :meth:`RunContext.claim` that the transition's own transaction takes and
-releases); every stop goes through :meth:`RunContext.blocked`, which keeps only bounded
+A :class:`Run` is frozen. Every journal change goes through its writer (``run.steps``,
+:mod:`._journal_step`); every stop goes through :meth:`Run.blocked`, which keeps only bounded
 scalars as evidence and names the operator's allowed next actions.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import random
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from dpone.contracts import DponeError, RemoteEffect, StrictModel, canonical_json
+from dpone.contracts import RemoteEffect, StrictModel, canonical_json
 from dpone.contracts.binding import LeasePolicy
-from dpone.contracts.journal import (
-    ChildOperation,
-    DeliveryJournalPort,
-    Lease,
-    LeaseClaim,
-    LeaseKindName,
-    TransitionRequest,
-)
+from dpone.contracts.journal import ChildOperation, SupervisorJournal
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import Clock, ImmutableArtifactPort, RestTransportPort
-from dpone.contracts.state import Fact, Transition
 from dpone.contracts.transport import Failure, Response
 from dpone.executor.clock import SleepingWith, SystemClock
 from dpone.executor.supervisor._actions import ACTIONS
+from dpone.executor.supervisor._decide import fence_certified
+from dpone.executor.supervisor._family import Family, family_of
 from dpone.executor.supervisor._gate import SendGate
-from dpone.executor.supervisor._heartbeat import Heartbeat
+from dpone.executor.supervisor._journal_step import JournalSteps, StepObserver
 from dpone.executor.supervisor._results import DeliveryBlocked
 
 DUE_MARGIN_S: Final = 0.05
-PROMOTION_STRIDE: Final = 8
-"""A synchronous batch promotes its frontier once this many children past it are done: one
-promotion transaction per stride of children instead of one per child."""
 MAX_REASON_CHARS: Final = 160
-
-StepObserver = Callable[[ChildOperation, str], None]
-"""Told every journal step; called from the thread of the child (several at once when a
-synchronous batch has children in flight together)."""
 
 
 class RetryWait(StrictModel):
@@ -68,108 +53,29 @@ class RetryWait(StrictModel):
 WaitObserver = Callable[[RetryWait], None]
 
 
-@dataclass
-class RunContext:
-    """The ports and policies of one delivery run (one holder, one plan)."""
+@dataclass(frozen=True)
+class Run:
+    """One delivery run (one holder, one plan): its ports, family and policies, built once by
+    :func:`open_run`. Nothing in it changes while the run goes on; the checkpoint frontier is
+    the driver's (``_drive``), the send gate is thread-safe."""
 
     plan: RestDeliveryPlan
-    journal: DeliveryJournalPort
+    family: Family
+    steps: JournalSteps
+    """The run's one journal writer (every lease, attempt, transition, turn and promotion)."""
     artifacts: ImmutableArtifactPort
     transport: RestTransportPort
-    holder: str
     clock: Clock
     """The worker's clocks: the submit and observation budgets, reported wall times, sleeps."""
     rng: random.Random
-    observer: StepObserver | None = None
-    frontier: int = 0
     on_wait: WaitObserver | None = None
-    leases: LeasePolicy = field(default_factory=LeasePolicy)
-    """The environment's lease length and heartbeat: a lost run blocks for one TTL at most."""
     gate: SendGate = field(default_factory=SendGate)
     """Shut at the first stop: no new request of this run starts after it."""
-    _done_to: int = field(default=0, repr=False)
-    """The highest ordinal this run finished (:meth:`promote_verified`)."""
-    _settled: set[tuple[str, str, int]] = field(default_factory=set, repr=False)
-    """Leases a settling transaction released (:meth:`settle`): their block releases nothing."""
 
     @property
     def fence_certified(self) -> bool:
         """True when the plan's receiver fence is certified here: same-key replay is allowed."""
-        return self.plan.fence.type != "none" and self.plan.fence.certified_in_environment
-
-    # --- leases and guarded steps -------------------------------------------------------------
-
-    def lease(self, operation_id: str, kind: LeaseKindName) -> contextlib.AbstractContextManager[Lease]:
-        """Hold a journal lease of ``kind`` on ``operation_id`` for the block (:meth:`held`)."""
-        return self.held(self.journal.acquire_lease(operation_id, kind, self.holder,
-                                                    self.leases.ttl_s))
-
-    @contextlib.contextmanager
-    def held(self, lease: Lease) -> Iterator[Lease]:
-        """Keep the acquired ``lease`` for the block, renewed by a heartbeat while the block runs
-        (the environment's ``leases``); released after."""
-        heartbeat = Heartbeat(self.journal, lease, self.leases).start()
-        try:
-            yield lease
-        finally:
-            heartbeat.stop()
-            if _lease_key(lease) in self._settled:
-                self._settled.discard(_lease_key(lease))  # released by its settling transaction
-            else:
-                with contextlib.suppress(DponeError):
-                    self.journal.release_lease(lease)
-
-    def claim(self, operation_id: str, kind: LeaseKindName) -> LeaseClaim:
-        """A lease of ``kind`` on ``operation_id`` for one journal transaction only: for a step
-        that holds it across no I/O (a verification, a promotion)."""
-        return LeaseClaim(operation_id=operation_id, kind=kind, holder=self.holder,
-                          ttl_seconds=self.leases.ttl_s)
-
-    def step(self, operation: ChildOperation, lease: Lease | LeaseClaim, transition: Transition,
-             facts: Iterable[Fact], **fields: object) -> ChildOperation:
-        """One guarded transition with a revision CAS on ``operation``'s current revision.
-
-        The caller names the transition by its contract symbol and the guard facts it proves;
-        the journal takes the trigger and its evidence from the contract's entry for it.
-        """
-        request = TransitionRequest.model_validate({
-            "operation_id": operation.operation_id, "transition_id": transition.value,
-            "expected_revision": operation.revision,
-            "facts": tuple(fact.value for fact in facts), **fields})
-        updated = self.journal.transition(request, lease)
-        self.notify(updated, transition.value)
-        return updated
-
-    def settle(self, operation: ChildOperation, lease: Lease, answer: Transition,
-               facts: Iterable[Fact], *, verified: tuple[Transition, Iterable[Fact]] | None = None,
-               **fields: object) -> ChildOperation:
-        """Record a submit answer under the held mutation ``lease`` and release the lease in the
-        same transaction; with ``verified``, the verification that the answer proves on its own
-        (its counters) is taken there too, under an observation lease claimed for it. The
-        ``held`` block of ``lease`` then releases nothing more."""
-        request = TransitionRequest.model_validate({
-            "operation_id": operation.operation_id, "transition_id": answer.value,
-            "expected_revision": operation.revision,
-            "facts": tuple(fact.value for fact in facts), **fields})
-        verification = claim = None
-        if verified is not None:
-            verification = TransitionRequest(
-                operation_id=operation.operation_id, transition_id=verified[0].value,
-                expected_revision=operation.revision + 1,
-                facts=tuple(fact.value for fact in verified[1]))
-            claim = self.claim(operation.operation_id, "observation")
-        steps = self.journal.settle_response(request, lease, verification=verification,
-                                             verification_lease=claim)
-        self._settled.add(_lease_key(lease))
-        for updated, taken in zip(steps, (request, verification), strict=False):
-            if taken is not None:
-                self.notify(updated, taken.transition_id)
-        return steps[-1]
-
-    def notify(self, operation: ChildOperation, transition_id: str) -> None:
-        """Tell the observer (progress display) where ``operation`` now stands."""
-        if self.observer is not None:
-            self.observer(operation, transition_id)
+        return fence_certified(self.plan)
 
     def retrying(self, operation: ChildOperation, action: Literal["submit", "replay", "poll_receipt"],
                  outcome: Response | Failure | int, attempt: int, delay_s: float) -> None:
@@ -192,30 +98,6 @@ class RunContext:
         self.retrying(operation, action, outcome, attempt, delay_s)
         self.clock.sleep(delay_s)
 
-    def promote_verified(self, parent_id: str, ordinal: int) -> None:
-        """``ordinal`` is done: promote the frontier when it is due. An asynchronous job's child
-        is promoted as soon as it is verified; a synchronous batch promotes once
-        :data:`PROMOTION_STRIDE` children past the frontier are done, and :meth:`flush_frontier`
-        promotes the rest when the run ends or stops (a lost run's verified children are
-        promoted by the next run: the frontier only ever lags, it never runs ahead)."""
-        self._done_to = max(self._done_to, ordinal)
-        sync = self.plan.profile.snapshot.protocol_family == "sync_batch"
-        if ordinal - self.frontier >= (PROMOTION_STRIDE if sync else 1):
-            self.promote(parent_id)
-
-    def flush_frontier(self, parent_id: str) -> int:
-        """Promote what :meth:`promote_verified` left for later; returns the frontier."""
-        if self._done_to > self.frontier:
-            self.promote(parent_id)
-        return self.frontier
-
-    def promote(self, parent_id: str) -> int:
-        """Extend the contiguous checkpoint frontier under a checkpoint lease held for the
-        promotion's transaction."""
-        self.frontier = self.journal.promote_frontier(parent_id,
-                                                      self.claim(parent_id, "checkpoint"))
-        return self.frontier
-
     def publish_evidence(self, operation: ChildOperation, name: str,
                          document: Mapping[str, object]) -> str:
         """Publish bounded evidence create-if-absent; returns its digest."""
@@ -226,7 +108,7 @@ class RunContext:
 
     def now(self) -> dt.datetime:
         """The journal's (database) clock."""
-        return self.journal.now()
+        return self.steps.now()
 
     def due_in(self, due: dt.datetime | None) -> float:
         """Seconds until ``due`` by the journal clock (0 when due or unset)."""
@@ -265,11 +147,19 @@ class RunContext:
                                remote_effect=RemoteEffect(operation.axes.remote_effect),
                                evidence=evidence,
                                allowed_actions=ACTIONS.get(code, ("inspect_evidence",)),
-                               checkpoint_frontier=self.frontier)
+                               checkpoint_frontier=0)  # the driver's frontier, set by it
 
 
-def _lease_key(lease: Lease) -> tuple[str, str, int]:
-    return lease.operation_id, lease.kind, lease.token
+def open_run(plan: RestDeliveryPlan, journal: SupervisorJournal,
+             artifacts: ImmutableArtifactPort, transport: RestTransportPort, *, holder: str,
+             clock: Clock | None = None, sleep: Callable[[float], None] | None = None,
+             rng: random.Random | None = None, observer: StepObserver | None = None,
+             on_wait: WaitObserver | None = None, leases: LeasePolicy | None = None) -> Run:
+    """The run of ``plan`` (``profile.unsupported_family`` before anything when the supervisor
+    cannot drive its profile)."""
+    return Run(plan, family_of(plan.profile.snapshot),
+               JournalSteps(journal, holder, leases or LeasePolicy(), observer), artifacts,
+               transport, run_clock(clock, sleep), rng or random.Random(), on_wait)
 
 
 def run_clock(clock: Clock | None, sleep: Callable[[float], None] | None) -> Clock:

@@ -21,30 +21,30 @@ from __future__ import annotations
 
 from dpone.contracts import DponeError
 from dpone.contracts.journal import ChildOperation
-from dpone.executor.supervisor._context import RunContext
+from dpone.executor.supervisor._context import Run
 from dpone.executor.supervisor._results import DeliveryBlocked
 from dpone.executor.supervisor._submit import PERMANENT_FENCE_REFUSALS
 from dpone.executor.supervisor._transitions import EMPTY_INPUT, FENCE_REFUSED
 
 
-def finalize_empty(ctx: RunContext, operation: ChildOperation) -> ChildOperation | DeliveryBlocked:
+def finalize_empty(run: Run, operation: ChildOperation) -> ChildOperation | DeliveryBlocked:
     """Finalize the sealed child ``operation`` (no rows) without a request, by the profile's
     empty-input policy."""
-    policy = ctx.plan.profile.snapshot.result_policy.empty_input
+    policy = run.plan.profile.snapshot.result_policy.empty_input
     # The parent artifact is the complete frozen read of the boundary (verified at freeze).
-    finalized = EMPTY_INPUT.get((policy, ctx.plan.source_boundary.mutation_kind))
+    finalized = EMPTY_INPUT.get((policy, run.plan.source_boundary.mutation_kind))
     if finalized is None:  # an empty replacement is submitted, never finalized here
         raise DponeError(code="journal.illegal_transition", operation_id=operation.operation_id,
-                         message=f"a {ctx.plan.source_boundary.mutation_kind} child without rows "
+                         message=f"a {run.plan.source_boundary.mutation_kind} child without rows "
                          "replaces its window with nothing at the receiver; it is submitted, "
                          "never verified without a request")
-    with ctx.lease(operation.operation_id, "mutation") as lease:
+    with run.steps.lease(operation.operation_id, "mutation") as lease:
         if policy == "skip":
-            return ctx.step(operation, lease, *finalized)
+            return run.steps.step(operation, lease, *finalized)
         try:
-            return ctx.step(operation, lease, *finalized)
+            return run.steps.step(operation, lease, *finalized)
         except DponeError as refusal:
             if refusal.code not in PERMANENT_FENCE_REFUSALS:
                 raise
-            refused = ctx.step(operation, lease, *FENCE_REFUSED, error_code=refusal.code)
-            return ctx.blocked(refused, refusal.code)
+            refused = run.steps.step(operation, lease, *FENCE_REFUSED, error_code=refusal.code)
+            return run.blocked(refused, refusal.code)

@@ -10,17 +10,24 @@ relies on it, so a renewal that fails only shortens the time the holder may stil
 from __future__ import annotations
 
 import threading
+from typing import Protocol
 
 from dpone.contracts import DponeError
 from dpone.contracts.binding import LeasePolicy
-from dpone.contracts.journal import DeliveryJournalPort, Lease
+from dpone.contracts.journal import Lease
+
+
+class LeaseRenewal(Protocol):
+    """Whatever renews a held lease: a journal, or the supervisor's journal writer."""
+
+    def renew_lease(self, lease: Lease, ttl_seconds: int) -> Lease: ...
 
 
 class Heartbeat:
     """Renews ``lease`` every ``policy.heartbeat_interval_s`` until :meth:`stop`."""
 
-    def __init__(self, journal: DeliveryJournalPort, lease: Lease, policy: LeasePolicy) -> None:
-        self._journal = journal
+    def __init__(self, renewal: LeaseRenewal, lease: Lease, policy: LeasePolicy) -> None:
+        self._renewal = renewal
         self._policy = policy
         self.lease = lease
         self.lost = False
@@ -41,7 +48,7 @@ class Heartbeat:
     def _beat(self) -> None:
         while not self._stopped.wait(self._policy.heartbeat_interval_s):
             try:
-                self.lease = self._journal.renew_lease(self.lease, self._policy.ttl_s)
+                self.lease = self._renewal.renew_lease(self.lease, self._policy.ttl_s)
             except DponeError as error:
                 if error.code == "journal.lease_lost":
                     self.lost = True

@@ -20,7 +20,6 @@ further away than that is not taken and the submit stops with ``receiver.rate_li
 
 from __future__ import annotations
 
-import contextlib
 import random
 from typing import Final
 from urllib.parse import urlsplit
@@ -38,7 +37,7 @@ from dpone.contracts.rate import (
     RateTurnRequest,
 )
 from dpone.contracts.transport import Response, TransportOutcome
-from dpone.executor.supervisor._context import RunContext
+from dpone.executor.supervisor._context import Run
 from dpone.executor.supervisor._gate import Withheld
 from dpone.executor.transport import origin_of
 
@@ -82,32 +81,26 @@ class SubmitTurns:
     frees it when the lease expires. An outcome the loop may back off from and send again after
     (a transport failure, a throttle answer) frees it at once."""
 
-    def __init__(self, ctx: RunContext, started: float) -> None:
-        self._ctx = ctx
+    def __init__(self, run: Run, started: float) -> None:
+        self._run = run
         self._started = started
-        self._scope = rate_scope(ctx.plan)
+        self._scope = rate_scope(run.plan)
         self._slot: ActiveSlot | None = None
         self._begun: RateTurn | None = None
         self._rng = random.Random()
 
-    def __enter__(self) -> SubmitTurns:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        """Nothing to do: a slot still held ends with the mutation lease."""
-
     def _remaining(self) -> float:
-        budget = self._ctx.plan.profile.snapshot.retry.submit.budget_s
-        return budget - (self._ctx.clock.monotonic() - self._started)
+        budget = self._run.plan.profile.snapshot.retry.submit.budget_s
+        return budget - (self._run.clock.monotonic() - self._started)
 
     def request(self, operation_id: str, lease_token: int | None = None) -> RateTurnRequest:
         """The submit turn and slot of child ``operation_id`` within the budget left; with no
         ``lease_token`` the slot is claimed on the lease ``begin_attempt`` takes."""
-        ctx = self._ctx
-        profile = ctx.plan.profile.snapshot
-        claim = ActiveClaim(max_active=profile.rate.max_active_requests, holder=ctx.holder,
+        steps = self._run.steps
+        profile = self._run.plan.profile.snapshot
+        claim = ActiveClaim(max_active=profile.rate.max_active_requests, holder=steps.holder,
                             operation_id=operation_id, lease_token=lease_token,
-                            hold_s=float(profile.timeouts.request_total_s + ctx.leases.ttl_s))
+                            hold_s=float(profile.timeouts.request_total_s + steps.leases.ttl_s))
         return RateTurnRequest(scope=self._scope, kind="submit",
                                per_minute=profile.rate.submit_per_minute,
                                max_wait_s=max(self._remaining(), 0.0), active=claim)
@@ -120,24 +113,24 @@ class SubmitTurns:
     def take(self, operation: ChildOperation, lease: Lease) -> None:
         """Wait for this account's next submit turn and an active-request slot (held under the
         child's mutation ``lease``), or raise ``receiver.rate_limited`` past the budget."""
-        ctx = self._ctx
+        run = self._run
         begun, self._begun = self._begun, None
         while True:
             remaining = self._remaining()
             turn = begun if begun is not None and begun.outcome == "granted" else \
-                ctx.journal.take_rate_turn(self.request(lease.operation_id, lease.token))
+                run.steps.take_rate_turn(self.request(lease.operation_id, lease.token))
             begun = None
             if turn.outcome == "granted":
                 self._slot = turn.slot
                 if turn.wait_s > 0:
-                    ctx.clock.sleep(turn.wait_s)
+                    run.clock.sleep(turn.wait_s)
                 return
             if turn.outcome == "beyond_budget":
                 raise rate_limited(operation, "submit", turn.wait_s, remaining, self._scope)
             pause = self._rng.uniform(*SLOT_RETRY_S)
             if pause > remaining:
                 raise rate_limited(operation, None, pause, remaining, self._scope)
-            ctx.clock.sleep(pause)
+            run.clock.sleep(pause)
 
     def answered(self, outcome: TransportOutcome | Withheld) -> None:
         """After a request: keep the slot when ``outcome`` is an answer the submit ends with (its
@@ -149,21 +142,20 @@ class SubmitTurns:
     def release(self) -> None:
         """Free the held slot now, if any (one that cannot be freed ends with the lease)."""
         slot, self._slot = self._slot, None
-        if slot is not None:
-            with contextlib.suppress(DponeError):  # the mutation lease's end frees it too
-                self._ctx.journal.release_active_slot(slot)
+        if slot is not None:  # one that cannot be freed now ends with the mutation lease
+            self._run.steps.release_active_slot(slot)
 
 
-def take_poll_turn(ctx: RunContext, deadline: float) -> bool:
+def take_poll_turn(run: Run, deadline: float) -> bool:
     """Wait for this account's next poll turn; False (nothing taken) when it comes after the
     observation's ``deadline`` (the worker's monotonic clock)."""
-    remaining = deadline - ctx.clock.monotonic()
-    turn = ctx.journal.take_rate_turn(RateTurnRequest(
-        scope=rate_scope(ctx.plan), kind="poll",
-        per_minute=ctx.plan.profile.snapshot.rate.poll_per_minute,
+    remaining = deadline - run.clock.monotonic()
+    turn = run.steps.take_rate_turn(RateTurnRequest(
+        scope=rate_scope(run.plan), kind="poll",
+        per_minute=run.plan.profile.snapshot.rate.poll_per_minute,
         max_wait_s=max(remaining, 0.0)))
     if turn.outcome != "granted":
         return False
     if turn.wait_s > 0:
-        ctx.clock.sleep(turn.wait_s)
+        run.clock.sleep(turn.wait_s)
     return True

@@ -12,22 +12,19 @@ finds the child already moved on records nothing. A receipt already polled
 
 from __future__ import annotations
 
-import random
-
 from dpone.contracts import DponeError
 from dpone.contracts.binding import LeasePolicy
-from dpone.contracts.journal import ChildOperation, DeliveryJournalPort
+from dpone.contracts.journal import ChildOperation, SupervisorJournal
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import Clock, ImmutableArtifactPort, RestTransportPort
 from dpone.executor.supervisor._actions import OBSERVING_STATES
-from dpone.executor.supervisor._context import RunContext, run_clock
-from dpone.executor.supervisor._deliver import check_profile
+from dpone.executor.supervisor._context import open_run
 from dpone.executor.supervisor._observe import OBSERVATION_LIMIT, observe
 from dpone.executor.supervisor._results import DeliveryBlocked
 from dpone.executor.supervisor._resume import check_plan, read_sealed
 
 
-def observe_receipt(plan: RestDeliveryPlan, operation_id: str, journal: DeliveryJournalPort,
+def observe_receipt(plan: RestDeliveryPlan, operation_id: str, journal: SupervisorJournal,
                     artifacts: ImmutableArtifactPort, transport: RestTransportPort, *,
                     holder: str, clock: Clock | None = None,
                     leases: LeasePolicy | None = None) -> ChildOperation:
@@ -40,16 +37,14 @@ def observe_receipt(plan: RestDeliveryPlan, operation_id: str, journal: Delivery
     operation = journal.get_child(operation_id)
     if operation.state_name not in OBSERVING_STATES:
         return operation
-    check_profile(plan)
-    parent = journal.load_parent(operation.parent_id)
+    run = open_run(plan, journal, artifacts, transport, holder=holder, clock=clock,
+                   leases=leases)
+    parent = run.steps.load_parent(operation.parent_id)
     check_plan(plan, parent)
     sealed = read_sealed(parent, operation, artifacts)
-    ctx = RunContext(plan, journal, artifacts, transport, holder, run_clock(clock, None),
-                     random.Random(), frontier=parent.checkpoint_frontier,
-                     leases=leases or LeasePolicy())
-    if ctx.due_in(operation.next_check_after) > 0:
+    if run.due_in(operation.next_check_after) > 0:
         return operation
-    outcome = observe(ctx, operation, sealed, wait=False, once=True)
+    outcome = observe(run, operation, sealed, wait=False, once=True)
     if isinstance(outcome, DeliveryBlocked) and outcome.code == OBSERVATION_LIMIT:
         # Nothing is polled any more, yet the child stays observing: say so, or a trigger
         # would wait on it for ever.

@@ -20,12 +20,13 @@ from pydantic import ValidationError
 
 from dpone.contracts import DponeError, content_digest
 from dpone.contracts.binding import LeasePolicy
-from dpone.contracts.journal import ChildOperation, DeliveryJournalPort, ParentOperation
+from dpone.contracts.journal import ChildOperation, ParentOperation, SupervisorJournal
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ArtifactRef, Clock, ImmutableArtifactPort, RestTransportPort
 from dpone.contracts.sealed import PAYLOAD_KEY_PREFIX, PayloadDocument, SealedChild
-from dpone.executor.supervisor._context import RunContext, StepObserver, WaitObserver, run_clock
-from dpone.executor.supervisor._deliver import check_profile, drive
+from dpone.executor.supervisor._context import WaitObserver, open_run
+from dpone.executor.supervisor._deliver import deliver_parent
+from dpone.executor.supervisor._journal_step import StepObserver
 from dpone.executor.supervisor._results import DeliveryResult
 
 
@@ -146,7 +147,7 @@ def _by_ordinal(parent: ParentOperation,
 
 
 def resume(plan: RestDeliveryPlan, parent_id: str, sealed_children: Sequence[SealedChild],
-           journal: DeliveryJournalPort, artifacts: ImmutableArtifactPort,
+           journal: SupervisorJournal, artifacts: ImmutableArtifactPort,
            transport: RestTransportPort, *, holder: str, wait: bool = True,
            clock: Clock | None = None, sleep: Callable[[float], None] | None = None,
            rng: random.Random | None = None,
@@ -158,11 +159,8 @@ def resume(plan: RestDeliveryPlan, parent_id: str, sealed_children: Sequence[Sea
     ``plan`` is the plan the journal names and ``sealed_children`` every child's sealed form
     (see :func:`sealed_children`); both are checked against the journal before any request.
     """
-    check_profile(plan)
-    parent = journal.load_parent(parent_id)
+    run = open_run(plan, journal, artifacts, transport, holder=holder, clock=clock, sleep=sleep,
+                   rng=rng, observer=observer, on_wait=on_wait, leases=leases)
+    parent = run.steps.load_parent(parent_id)
     check_plan(plan, parent)
-    sealed = _by_ordinal(parent, sealed_children)
-    ctx = RunContext(plan, journal, artifacts, transport, holder, run_clock(clock, sleep),
-                     rng or random.Random(), observer, frontier=parent.checkpoint_frontier,
-                     on_wait=on_wait, leases=leases or LeasePolicy())
-    return drive(ctx, parent, sealed, wait=wait)
+    return deliver_parent(run, parent, _by_ordinal(parent, sealed_children), wait=wait)

@@ -11,16 +11,16 @@ the supervisor takes on resume.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from typing import Final
 
 from dpone.contracts import DponeError
 from dpone.contracts.binding import LeasePolicy
-from dpone.contracts.journal import ChildOperation, DeliveryJournalPort, LeaseKindName, TransitionRequest
+from dpone.contracts.journal import ChildOperation, LeaseKindName, SupervisorJournal
 from dpone.contracts.ports import Clock
 from dpone.contracts.state import StateContract
 from dpone.executor.supervisor._actions import IN_FLIGHT_STATES
+from dpone.executor.supervisor._journal_step import JournalSteps
 from dpone.executor.supervisor._transitions import MUTATION_LEASE_LOST, state_of
 
 MARGIN_S: Final = 2.0
@@ -30,16 +30,17 @@ LeaseWait = Callable[[str, str, str, int], None]
 """Told (operation id, holder, expires_at, seconds left) before each wait."""
 
 
-def await_lease(journal: DeliveryJournalPort, operation_id: str, kind: LeaseKindName, *,
+def await_lease(journal: SupervisorJournal, operation_id: str, kind: LeaseKindName, *,
                 holder: str, leases: LeasePolicy, clock: Clock,
                 on_wait: LeaseWait | None = None) -> None:
     """Return once no other holder's ``kind`` lease on ``operation_id`` is live (taking and
     releasing it proves that); wait for an expiring one at most the lease TTL plus a margin,
     then refuse with the journal's ``journal.lease_held`` (a live holder renews its lease)."""
     deadline = clock.monotonic() + leases.ttl_s + MARGIN_S
+    steps = JournalSteps(journal, holder, leases)
     while True:
         try:
-            lease = journal.acquire_lease(operation_id, kind, holder, leases.ttl_s)
+            steps.probe(operation_id, kind)
         except DponeError as error:
             if error.code != "journal.lease_held":
                 raise
@@ -53,12 +54,10 @@ def await_lease(journal: DeliveryJournalPort, operation_id: str, kind: LeaseKind
                         str(error.details.get("expires_at")), left)
             clock.sleep(left + MARGIN_S / 2)
             continue
-        with contextlib.suppress(DponeError):
-            journal.release_lease(lease)
         return
 
 
-def record_lost_submit(journal: DeliveryJournalPort, operation: ChildOperation, *, holder: str,
+def record_lost_submit(journal: SupervisorJournal, operation: ChildOperation, *, holder: str,
                        leases: LeasePolicy, clock: Clock,
                        on_wait: LeaseWait | None = None) -> ChildOperation:
     """A child left in SUBMITTING (or a fenced replay) by a lost run, once its mutation lease
@@ -71,17 +70,10 @@ def record_lost_submit(journal: DeliveryJournalPort, operation: ChildOperation, 
     operation = journal.get_child(operation.operation_id)
     if operation.state_name not in IN_FLIGHT_STATES:
         return operation  # its run settled it after all
-    lost = MUTATION_LEASE_LOST[state_of(operation)]
-    lease = journal.acquire_lease(operation.operation_id, "observation", holder, leases.ttl_s)
-    try:
-        return journal.transition(TransitionRequest.model_validate({
-            "operation_id": operation.operation_id, "transition_id": lost.transition.value,
-            "expected_revision": operation.revision,
-            "facts": tuple(fact.value for fact in lost.facts),
-            "error_code": "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"}), lease)
-    finally:
-        with contextlib.suppress(DponeError):
-            journal.release_lease(lease)
+    steps = JournalSteps(journal, holder, leases)
+    with steps.lease(operation.operation_id, "observation") as lease:
+        return steps.step(operation, lease, *MUTATION_LEASE_LOST[state_of(operation)],
+                          error_code="REST_DELIVERY_REMOTE_EFFECT_UNKNOWN")
 
 
 def projected_lost_submit(contract: StateContract, operation: ChildOperation) -> ChildOperation:

@@ -15,6 +15,7 @@ from dpone.contracts.secret import Credential, Secret
 from support.common import EXAMPLES, ROOT
 
 PORTS = {"ImmutableArtifactPort", "DeliveryJournalView", "DeliveryJournalPort",
+         "JournalReads", "SupervisorJournal",
          "RestTransportPort", "CredentialResolver", "Clock", "ArtifactExpiryPort",
          "PrunableArtifactPort", "AdoptsFiles"}
 

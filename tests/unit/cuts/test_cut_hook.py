@@ -18,7 +18,7 @@ from dpone.artifacts import LocalArtifactStore
 from dpone.cli.delivery._delivery_run import delivery_ports
 from dpone.compiler import compile_workload
 from dpone.contracts import DponeError
-from dpone.contracts.journal import DeliveryJournalPort
+from dpone.contracts.journal import SupervisorJournal
 from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.executor.cuts import (
     CUT_ENV,
@@ -136,12 +136,13 @@ def test_transport_without_a_hook_sends_as_before() -> None:
 
 
 @contextmanager
-def _ports(tmp_path: Path) -> Iterator[tuple[ImmutableArtifactPort, DeliveryJournalPort,
+def _ports(tmp_path: Path) -> Iterator[tuple[ImmutableArtifactPort, SupervisorJournal,
                                              ImmutableArtifactPort]]:
+    """The store, and the journal and store a run drives."""
     plan = compile_workload(EXAMPLES / "workloads" / "measurements_sync.yaml", EXAMPLES).plan
     store = LocalArtifactStore(tmp_path / "artifacts")
     with delivery_ports(plan, str(tmp_path / "journal.sqlite3"), store,
-                        environment_id="local-dev", announce="test") as (journal, _, run_store):
+                        environment_id="local-dev", announce="test") as (_, journal, _, run_store):
         yield store, journal, run_store
 
 

@@ -1,8 +1,9 @@
-"""The cut points are collected from the code, and no journal write escapes them.
+"""The cut points are collected from the code, and no journal write of a delivery run escapes them.
 
 * every journal method whose transaction is a write (``write`` or ``critical``: read from the
-  ``_run`` calls of the journal adapters' source) and that the executor's port offers is
-  bracketed by :class:`CuttingJournal`: ``before:<point>``, the write, ``after:<point>``;
+  ``_run`` calls of the journal adapters' source) and that a delivery run's journal
+  (:class:`SupervisorJournal`) offers is bracketed by :class:`CuttingJournal`:
+  ``before:<point>``, the write, ``after:<point>``;
 * a journal write the port does not offer is never called from ``dpone/executor``, and every
   journal call in ``dpone/executor`` is a port method;
 * every trigger kind of the design contract has its transition cut point;
@@ -22,7 +23,7 @@ from unittest.mock import MagicMock
 import pytest
 
 from dpone.contracts.design import load_state_contract
-from dpone.contracts.ports import DeliveryJournalPort, DeliveryJournalView
+from dpone.contracts.ports import DeliveryJournalPort, DeliveryJournalView, SupervisorJournal
 from dpone.executor.cuts import (
     JOURNAL_WRITE_POINTS,
     CutHook,
@@ -67,10 +68,19 @@ def journal_transactions() -> dict[str, set[str]]:
     return kinds
 
 
-def port_methods() -> set[str]:
-    return {name for cls in (DeliveryJournalView, DeliveryJournalPort)
+def _methods(*protocols: type) -> set[str]:
+    return {name for protocol in protocols for cls in protocol.__mro__
             for name, value in vars(cls).items()
             if not name.startswith("_") and callable(value)}
+
+
+def port_methods() -> set[str]:
+    return _methods(DeliveryJournalView, DeliveryJournalPort)
+
+
+def run_methods() -> set[str]:
+    """What a delivery run uses of the journal: all that :class:`CuttingJournal` offers."""
+    return _methods(SupervisorJournal)
 
 
 def journal_writes() -> set[str]:
@@ -83,10 +93,10 @@ def test_the_journal_source_is_classified() -> None:
     assert set().union(*kinds.values()) <= {"read", *WRITE_KINDS}
 
 
-def test_every_port_write_has_a_cut_point() -> None:
-    missing = sorted((journal_writes() & port_methods()) - set(JOURNAL_WRITE_POINTS))
+def test_every_write_of_a_run_has_a_cut_point() -> None:
+    missing = sorted((journal_writes() & run_methods()) - set(JOURNAL_WRITE_POINTS))
     assert not missing, f"journal writes without a cut point: {missing}"
-    assert set(JOURNAL_WRITE_POINTS) <= port_methods()
+    assert set(JOURNAL_WRITE_POINTS) <= run_methods() <= port_methods()
 
 
 class Passages(CutHook):
@@ -145,7 +155,7 @@ def test_each_write_is_bracketed_by_its_cut_point(method: str) -> None:
     assert ("before", point) in cut_points() and ("after", point) in cut_points()
 
 
-@pytest.mark.parametrize("method", sorted(port_methods() - set(JOURNAL_WRITE_POINTS)))
+@pytest.mark.parametrize("method", sorted(run_methods() - set(JOURNAL_WRITE_POINTS)))
 def test_reads_pass_through_without_a_cut(method: str) -> None:
     assert method not in journal_writes(), f"{method} writes but the proxy does not cut it"
     log: list[str] = []
@@ -191,26 +201,30 @@ def _executor_modules() -> Iterator[tuple[Path, ast.Module]]:
 
 
 def _journal_calls(tree: ast.Module) -> Iterator[tuple[int, str]]:
-    """``<...>.journal.<method>(...)`` and ``journal.<method>(...)`` calls."""
+    """``<...>.journal.<method>(...)``, ``<...>._journal.<method>(...)`` and ``journal.<method>(...)``
+    calls."""
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
         owner = node.func.value
         named = (owner.attr if isinstance(owner, ast.Attribute)
                  else owner.id if isinstance(owner, ast.Name) else None)
-        if named == "journal":
+        if named in ("journal", "_journal"):
             yield node.lineno, node.func.attr
 
 
 def test_the_executor_calls_journal_writes_only_through_the_port() -> None:
+    """Every journal call of the executor is a port method; every write a delivery run makes
+    (the supervisor's) has its cut point."""
     ports = port_methods()
     calls = [(path.relative_to(ROOT), line, method)
              for path, tree in _executor_modules() for line, method in _journal_calls(tree)]
     assert calls, "no journal call found: the scan is broken"
     outside = [call for call in calls if call[2] not in ports]
     assert not outside, f"executor journal calls outside the cut port: {outside}"
-    written = {method for _, _, method in calls} & journal_writes()
-    assert written <= set(JOURNAL_WRITE_POINTS)
+    supervisor = Path("dpone", "executor", "supervisor")
+    written = {method for path, _, method in calls if path.parent == supervisor} & journal_writes()
+    assert written <= set(JOURNAL_WRITE_POINTS), "a delivery run writes past its cut points"
     assert {"admit_parent", "enter_submitting", "transition", "promote_frontier"} <= written
 
 

@@ -15,8 +15,8 @@ from dpone.contracts.journal import ChildOperation
 from dpone.contracts.ports import Clock
 from dpone.contracts.transport import Response
 from dpone.executor import supervisor
-from dpone.executor.supervisor._context import RetryWait, RunContext, run_clock
-from dpone.executor.supervisor._submit import _delay
+from dpone.executor.supervisor._context import RetryWait, Run, open_run, run_clock
+from dpone.executor.supervisor._decide import retry_delay
 from support.common import EXAMPLES
 
 SUPERVISOR = Path(supervisor.__file__).parent
@@ -41,11 +41,11 @@ class FakeClock:
         self.elapsed += seconds
 
 
-def _context(clock: Clock, waits: list[RetryWait] | None = None) -> RunContext:
+def _context(clock: Clock, waits: list[RetryWait] | None = None) -> Run:
     plan = compile_workload(EXAMPLES / "workloads" / "measurements_sync.yaml", EXAMPLES).plan
     unused: Any = None  # neither the journal, the store nor the transport is reached here
-    return RunContext(plan, unused, unused, unused, "clock-test", clock, random.Random(1),
-                      on_wait=None if waits is None else waits.append)
+    return open_run(plan, unused, unused, unused, holder="clock-test", clock=clock,
+                    rng=random.Random(1), on_wait=None if waits is None else waits.append)
 
 
 def _operation(attempt: int) -> ChildOperation:
@@ -74,9 +74,15 @@ def test_the_submit_budget_is_measured_on_the_runs_clock() -> None:
     ctx = _context(clock)
     budget = ctx.plan.profile.snapshot.retry.submit.budget_s
     started = clock.monotonic()
-    assert isinstance(_delay(ctx, _operation(1), started, None), float)
+    backoff = ctx.plan.profile.snapshot.retry.submit
+
+    def delay() -> object:  # as the submit measures its budget: on the run's clock
+        return retry_delay(backoff, _operation(1).attempt_ordinal, ctx.clock.monotonic() - started,
+                           None, ctx.rng)
+
+    assert isinstance(delay(), float)
     clock.elapsed = budget + 1.0  # the budget is spent by this run's clock, not the system's
-    assert _delay(ctx, _operation(1), started, None) is None
+    assert delay() is None
 
 
 def test_a_given_sleep_replaces_only_the_clocks_sleep() -> None:
