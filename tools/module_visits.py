@@ -34,6 +34,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+from dpone.executor.clock import SystemClock  # noqa: E402
 from dpone.executor.supervisor import DeliveryCompleted, deliver  # noqa: E402
 from dpone.journal.sqlite import SqliteJournal  # noqa: E402
 from dpone.receiver import ReceiverConfig, ReceiverThread  # noqa: E402
@@ -42,7 +43,6 @@ from support.delivery import (  # noqa: E402
     TOKEN,
     TOKEN_ENV,
     http_transport,
-    no_sleep,
     seal,
 )
 
@@ -128,12 +128,13 @@ def run(family: str, scope: str) -> Visits:
         journal = SqliteJournal(Path(scratch) / "journal.sqlite3", environment_id=ENVIRONMENT)
         journal.migrate()
         transport = http_transport(sealed.plan, receiver.base_url)
+        clock = SystemClock()  # as the CLI passes it: its sleeps are the run's own waits
         visits = Visits(scope)
         threading.setprofile(visits.hook)
         sys.setprofile(visits.hook)
         try:
             result = deliver(sealed.plan, sealed.topology, journal, sealed.store, transport,
-                             holder="module-visits", sleep=no_sleep, rng=random.Random(1))
+                             holder="module-visits", clock=clock, rng=random.Random(1))
         finally:
             sys.setprofile(None)
             threading.setprofile(None)  # type: ignore[arg-type]

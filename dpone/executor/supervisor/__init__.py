@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     )
     from dpone.executor.supervisor._admission import parent_admission, plan_tenancy
     from dpone.executor.supervisor._context import RetryWait
-    from dpone.executor.supervisor._deliver import check_profile, deliver, deliver_sync
-    from dpone.executor.supervisor._heartbeat import Heartbeat
+    from dpone.executor.supervisor._decide import check_profile
+    from dpone.executor.supervisor._deliver import deliver, deliver_sync
     from dpone.executor.supervisor._job_status import (
         JobStatus,
         classify_status,
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         expected_echo,
         phase_of,
     )
+    from dpone.executor.supervisor._journal_step import Heartbeat
     from dpone.executor.supervisor._receipt import observe_receipt
     from dpone.executor.supervisor._request import outbound_request, poll_request
     from dpone.executor.supervisor._results import (
@@ -106,10 +107,10 @@ __getattr__ = lazy_exports(__name__, {
     "parent_admission": "_admission",
     "plan_tenancy": "_admission",
     "RetryWait": "_context",
-    "check_profile": "_deliver",
+    "check_profile": "_decide",
     "deliver": "_deliver",
     "deliver_sync": "_deliver",
-    "Heartbeat": "_heartbeat",
+    "Heartbeat": "_journal_step",
     "JobStatus": "_job_status",
     "classify_status": "_job_status",
     "echo_matches": "_job_status",

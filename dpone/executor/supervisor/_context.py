@@ -3,29 +3,39 @@
 A :class:`Run` is frozen. Every journal change goes through its writer (``run.steps``,
 :mod:`._journal_step`); every stop goes through :meth:`Run.blocked`, which keeps only bounded
 scalars as evidence and names the operator's allowed next actions.
+
+The run's send gate (:class:`SendGate`): once any child's effect may be unknown, no new request
+starts. Every request passes :meth:`SendGate.admit` right before it is handed to the transport.
+The gate shuts when the supervisor decides a stop (an effect it cannot prove, a refusal, an
+error). Requests already in flight finish and are recorded; a certified same-key replay is how
+such a request finishes, so it is admitted; a child that was about to send its first request
+records that the attempt never started and waits in RETRY_WAIT for the next run. With one child
+in flight the gate never refuses anything a serial run would have sent.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import random
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal
+from urllib.parse import urlsplit
 
 from dpone.contracts import RemoteEffect, StrictModel, canonical_json
 from dpone.contracts.binding import LeasePolicy
 from dpone.contracts.journal import ChildOperation, SupervisorJournal
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import Clock, ImmutableArtifactPort, RestTransportPort
+from dpone.contracts.rate import RateScope
 from dpone.contracts.transport import Failure, Response
 from dpone.executor.clock import SleepingWith, SystemClock
 from dpone.executor.supervisor._actions import ACTIONS
-from dpone.executor.supervisor._decide import fence_certified
-from dpone.executor.supervisor._family import Family, family_of
-from dpone.executor.supervisor._gate import SendGate
+from dpone.executor.supervisor._decide import Family, family_of, fence_certified
 from dpone.executor.supervisor._journal_step import JournalSteps, StepObserver
 from dpone.executor.supervisor._results import DeliveryBlocked
+from dpone.executor.transport import origin_of
 
 DUE_MARGIN_S: Final = 0.05
 MAX_REASON_CHARS: Final = 160
@@ -53,6 +63,38 @@ class RetryWait(StrictModel):
 WaitObserver = Callable[[RetryWait], None]
 
 
+class SendGate:
+    """Open until :meth:`shut`; thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._shut_by: str | None = None
+
+    def admit(self, operation_id: str, *, replay: bool = False) -> bool:
+        """True when ``operation_id`` may hand a request to the transport now."""
+        with self._lock:
+            return self._shut_by is None or replay or self._shut_by == operation_id
+
+    def shut(self, operation_id: str) -> None:
+        """No new request starts from now on (the first caller is kept as the reason)."""
+        with self._lock:
+            if self._shut_by is None:
+                self._shut_by = operation_id
+
+    @property
+    def shut_by(self) -> str | None:
+        with self._lock:
+            return self._shut_by
+
+
+@dataclass(frozen=True)
+class Withheld:
+    """A child whose request was about to start when the gate shut: the attempt provably never
+    started, the child waits in RETRY_WAIT (due now), and the next run submits it."""
+
+    operation: ChildOperation
+
+
 @dataclass(frozen=True)
 class Run:
     """One delivery run (one holder, one plan): its ports, family and policies, built once by
@@ -68,6 +110,8 @@ class Run:
     clock: Clock
     """The worker's clocks: the submit and observation budgets, reported wall times, sleeps."""
     rng: random.Random
+    scope: RateScope
+    """The receiver account the run sends to (its shared rate limits)."""
     on_wait: WaitObserver | None = None
     gate: SendGate = field(default_factory=SendGate)
     """Shut at the first stop: no new request of this run starts after it."""
@@ -159,7 +203,17 @@ def open_run(plan: RestDeliveryPlan, journal: SupervisorJournal,
     cannot drive its profile)."""
     return Run(plan, family_of(plan.profile.snapshot),
                JournalSteps(journal, holder, leases or LeasePolicy(), observer), artifacts,
-               transport, run_clock(clock, sleep), rng or random.Random(), on_wait)
+               transport, run_clock(clock, sleep), rng or random.Random(), rate_scope(plan),
+               on_wait)
+
+
+def rate_scope(plan: RestDeliveryPlan) -> RateScope:
+    """The receiver account the plan sends to: canonical origin (lower-case scheme and host,
+    explicit port) and remote principal."""
+    binding = plan.binding.snapshot
+    parts = urlsplit(binding.authority)
+    return RateScope(authority=origin_of(parts.scheme, parts.hostname or "", parts.port),
+                     principal=binding.remote_principal_id)
 
 
 def run_clock(clock: Clock | None, sleep: Callable[[float], None] | None) -> Clock:

@@ -1,6 +1,9 @@
 """The supervisor's decisions, pure: no port, no I/O, no clock (time and randomness come in as
 values). What the shells (``_submit``, ``_observe``) then carry out through the journal writer.
 
+* :class:`Family`: what differs between a synchronous batch and an asynchronous bulk job, read
+  from the profile in one place (:func:`family_of`): children in flight (``width``), promotion
+  ``stride``, whether a receipt is polled (``observes``), where counters come from (``checks``);
 * :func:`classify`: what a submit answer is (sync counters, async receipt, a duplicate with a
   same-key receipt, a bare duplicate, a throttle, a certified refusal before effect, unknown);
 * :func:`submit_move`: the next move of a submit after one exchange: :class:`Record` the answer,
@@ -14,18 +17,19 @@ values). What the shells (``_submit``, ``_observe``) then carry out through the 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from dpone.contracts import DponeError
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.profile import SUBMIT_THROTTLE_STATUSES, Backoff, Extractor, OperationProfile
 from dpone.contracts.sealed import SealedChild
 from dpone.contracts.state import StateName as S
 from dpone.contracts.transport import Failure, Response, TransportPhase, failure_facts
-from dpone.executor.supervisor._family import family_of
 from dpone.executor.supervisor._transitions import (
     MAY_HAVE_REACHED_UNFENCED,
     NO_EFFECT,
@@ -49,6 +53,62 @@ from dpone.executor.transport import (
 from dpone.executor.verdict import Verdict
 
 UNKNOWN: Final = "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"
+
+
+# --- the protocol families ---------------------------------------------------------------------
+
+PROMOTION_STRIDE: Final = 8
+"""A synchronous batch promotes its frontier once this many children past it are done: one
+promotion transaction per stride of children instead of one per child."""
+
+
+@dataclass(frozen=True)
+class Family:
+    """One protocol family as the supervisor drives it."""
+
+    name: Literal["sync_batch", "async_bulk_job"]
+    checks: Literal["submit_response", "poll_response"]
+    """Where verification reads the counters: the submit answer, or the job's status."""
+    observes: bool
+    """A submit answer is a durable receipt, observed by read-only polls until the job ends."""
+    stride: int
+    """Children done past the frontier before it is promoted."""
+    width: int = 1
+    """Children in flight at once: one remote job at a time for a bulk job (V1)."""
+
+
+_FAMILIES: Final[Mapping[str, Family]] = {
+    "sync_batch": Family("sync_batch", checks="submit_response", observes=False,
+                         stride=PROMOTION_STRIDE),
+    "async_bulk_job": Family("async_bulk_job", checks="poll_response", observes=True, stride=1),
+}
+
+
+def family_of(profile: OperationProfile) -> Family:
+    """The family ``profile`` declares, with its certified width; ``profile.unsupported_family``
+    when the supervisor cannot drive it (an unknown family, counters read from the other
+    answer, a bulk job without a receipt poll)."""
+    family = _FAMILIES.get(profile.protocol_family)
+    if family is None or family.checks != profile.verification.counters_from:
+        raise DponeError(code="profile.unsupported_family",
+                         message=f"profile {profile.ref}: protocol family "
+                         f"{profile.protocol_family!r} with counters from "
+                         f"{profile.verification.counters_from!r} is not supported")
+    if family.observes:
+        if profile.acknowledgement.poll is None:
+            raise DponeError(code="profile.unsupported_family",
+                             message=f"profile {profile.ref} declares no receipt poll")
+        return family
+    # Every attempt holds one of the effect domain's remote-job slots and one active request.
+    rate = profile.rate
+    return dataclasses.replace(family, width=min(
+        profile.max_in_flight_children, rate.max_active_requests, rate.max_active_remote_jobs))
+
+
+def check_profile(plan: RestDeliveryPlan) -> None:
+    """Refuse, before any freeze, seal or HTTP, a profile this supervisor cannot drive."""
+    family_of(plan.profile.snapshot)
+
 
 SUBMIT_STOPS: Final[Mapping[ResponseOutcome, str | None]] = {
     "sync_success": None,
@@ -149,11 +209,13 @@ def classify(profile: OperationProfile, sealed: SealedChild,
 @dataclass(frozen=True)
 class Record:
     """Record the receiver's answer ``kind`` with ``values``; the run stops with ``code`` (the
-    send gate shut before the record) unless it is None."""
+    send gate shut before the record) unless it is None. ``verified``: a synchronous answer
+    whose counters account for every row, verified in the same transaction."""
 
     kind: ResponseOutcome
     values: dict[str, str | int]
     code: str | None
+    verified: bool = False
 
 
 @dataclass(frozen=True)
@@ -222,7 +284,8 @@ def submit_move(plan: RestDeliveryPlan, sealed: SealedChild, outcome: Response |
         if kind == "rejected_before_effect" and exchange.state == S.SUBMITTING_FENCED_REPLAY:
             kind = "response_not_recognized"  # proves nothing of the earlier attempt
         if kind != "throttled":
-            return Record(kind, values, SUBMIT_STOPS[kind])
+            return Record(kind, values, SUBMIT_STOPS[kind], verified=kind == "sync_success"
+                          and proves_full(plan.profile.snapshot, values, sealed))
         retry_after = retry_after_seconds(outcome.headers, exchange.now)
         if retry_after is not None:
             values["retry_after_s"] = int(retry_after)

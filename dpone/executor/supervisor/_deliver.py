@@ -28,31 +28,16 @@ from collections.abc import Callable, Mapping
 
 from dpone.contracts import DponeError
 from dpone.contracts.binding import LeasePolicy
-from dpone.contracts.journal import ChildOperation, ParentOperation, SupervisorJournal
+from dpone.contracts.journal import ParentOperation, SupervisorJournal
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import Clock, ImmutableArtifactPort, RestTransportPort
 from dpone.contracts.sealed import SealedChild, SealedTopology
-from dpone.contracts.state import StateName
-from dpone.executor.supervisor._actions import (
-    IN_FLIGHT_STATES,
-    OBSERVING_STATES,
-    SUBMITTABLE_STATES,
-    VERIFYING_STATES,
-    finished,
-    reconciled_absent,
-    submits_empty,
-)
 from dpone.executor.supervisor._admission import parent_admission
 from dpone.executor.supervisor._context import Run, WaitObserver, open_run
+from dpone.executor.supervisor._decide import check_profile, family_of
 from dpone.executor.supervisor._drive import drive
-from dpone.executor.supervisor._empty_input import finalize_empty
-from dpone.executor.supervisor._family import check_profile, family_of
-from dpone.executor.supervisor._gate import Withheld
 from dpone.executor.supervisor._journal_step import StepObserver
-from dpone.executor.supervisor._observe import observe, verify
-from dpone.executor.supervisor._results import DeliveryBlocked, DeliveryResult
-from dpone.executor.supervisor._submit import submit
-from dpone.executor.supervisor._transitions import MUTATION_LEASE_LOST, state_of
+from dpone.executor.supervisor._results import DeliveryResult
 
 __all__ = ["check_profile", "deliver", "deliver_parent", "deliver_sync"]
 
@@ -89,46 +74,7 @@ def deliver_parent(run: Run, parent: ParentOperation, sealed: Mapping[int, Seale
     """Drive every child of the admitted ``parent`` from its journal state (``sealed``: the
     sealed child of every ordinal). Shared by :func:`deliver` (after admission) and
     :func:`~dpone.executor.supervisor.resume` (from the journal alone)."""
-    return drive(run, parent, sealed, lambda r, o, s: _child(r, o, s, wait=wait))
-
-
-def _child(run: Run, operation: ChildOperation, sealed: SealedChild, *,
-           wait: bool) -> ChildOperation | DeliveryBlocked | Withheld:
-    """Drive one child as far as it goes now; a returned operation is done or still observing."""
-    if (operation.state_name == StateName.SEALED and operation.without_rows
-            and not submits_empty(run.plan)):
-        finalized = finalize_empty(run, operation)  # an empty child sends nothing
-        if isinstance(finalized, DeliveryBlocked):
-            return finalized
-        operation = finalized
-    if operation.state_name in IN_FLIGHT_STATES:
-        return _take_over(run, operation)
-    if operation.state_name in SUBMITTABLE_STATES or reconciled_absent(operation):
-        submitted = submit(run, operation, sealed)
-        if isinstance(submitted, DeliveryBlocked | Withheld):
-            return submitted
-        operation = submitted
-    if operation.state_name in OBSERVING_STATES:
-        observed = observe(run, operation, sealed, wait=wait)
-        if isinstance(observed, DeliveryBlocked) or observed.state_name in OBSERVING_STATES:
-            return observed
-        operation = observed
-    if operation.state_name in VERIFYING_STATES:
-        return verify(run, operation, sealed)
-    if operation.axes.checkpoint_state == "ELIGIBLE" or finished(operation):
-        return operation
-    return run.blocked(operation, operation.last_error_code or "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN")
-
-
-def _take_over(run: Run, operation: ChildOperation) -> DeliveryBlocked:
-    """A child left in SUBMITTING by a lost worker: UNKNOWN under an observation lease."""
-    with run.steps.lease(operation.operation_id, "mutation"):
-        pass  # refused while the submitting worker still holds its lease: nothing to take over
-    lost = MUTATION_LEASE_LOST[state_of(operation)]
-    code = "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"
-    with run.steps.lease(operation.operation_id, "observation") as lease:
-        updated = run.steps.step(operation, lease, *lost, error_code=code)
-    return run.blocked(updated, code)
+    return drive(run, parent, sealed, wait=wait)
 
 
 def deliver_sync(plan: RestDeliveryPlan, topology: SealedTopology, journal: SupervisorJournal,

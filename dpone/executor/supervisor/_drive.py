@@ -1,6 +1,10 @@
 """The driver: every child of an admitted parent in ordinal order, up to the family's width in
 flight, and the checkpoint frontier, which only this thread moves.
 
+One child is driven by :func:`child` as far as it goes now: an empty child finalized by the
+empty-input policy, a child left in flight by a lost run taken over as UNKNOWN, a submit, the
+read-only observation of its receipt, the verification of its counters.
+
 With a width of one (every asynchronous job, and a synchronous batch certified for one child in
 flight) each child is driven here in turn. A wider synchronous batch starts children in ordinal
 order on worker threads through the same per-child path (submit, then verify its counters); a
@@ -12,7 +16,7 @@ The frontier (:class:`Frontier`) is promoted as children finish (every ``stride`
 it, and when the run ends), so it stays contiguous: it stops before the first child that is not
 verified, whatever order the others finished in.
 
-The rule on an unknown effect is the send gate's (:mod:`._gate`): after the first stop no new
+The rule on an unknown effect is the send gate's (:class:`~._context.SendGate`): after the first stop no new
 request starts and no further child is started; children already in flight finish and are
 recorded; a child that was about to send waits in RETRY_WAIT (its attempt provably never
 started). The run then reports the stop of the lowest ordinal (or raises its error) once every
@@ -30,14 +34,20 @@ from functools import partial
 from dpone.contracts import DponeError
 from dpone.contracts.journal import ChildOperation, ParentOperation
 from dpone.contracts.sealed import SealedChild
+from dpone.contracts.state import StateName
 from dpone.executor.supervisor._actions import (
+    IN_FLIGHT_STATES,
     OBSERVING_STATES,
     SUBMITTABLE_STATES,
+    VERIFYING_STATES,
+    finished,
     reconciled_absent,
+    submits_empty,
 )
-from dpone.executor.supervisor._context import Run, scalars
-from dpone.executor.supervisor._gate import Withheld
+from dpone.executor.supervisor._context import Run, Withheld, scalars
+from dpone.executor.supervisor._empty_input import finalize_empty
 from dpone.executor.supervisor._journal_step import JournalSteps
+from dpone.executor.supervisor._observe import observe, verify
 from dpone.executor.supervisor._results import (
     ChildReceipt,
     DeliveryBlocked,
@@ -45,9 +55,10 @@ from dpone.executor.supervisor._results import (
     DeliveryPending,
     DeliveryResult,
 )
+from dpone.executor.supervisor._submit import submit
+from dpone.executor.supervisor._transitions import MUTATION_LEASE_LOST, state_of
 
 ChildOutcome = ChildOperation | DeliveryBlocked | Withheld
-ChildStep = Callable[[Run, ChildOperation, SealedChild], ChildOutcome]
 
 
 class Frontier:
@@ -131,14 +142,18 @@ class _Driver:
 
     @property
     def ended(self) -> bool:
-        return (self.run.gate.shut_by is not None or bool(self.outcomes.stops)
-                or bool(self.outcomes.pending))
+        """No further child starts: a stop or a pending receipt is recorded, or the send gate
+        shut for a child still running (a shut gate with nothing running has its stop
+        recorded already: every shut ends its child with a stop)."""
+        return (bool(self.outcomes.stops) or bool(self.outcomes.pending)
+                or (bool(self.running) and self.run.gate.shut_by is not None))
 
 
-def drive(run: Run, parent: ParentOperation, sealed: Mapping[int, SealedChild],
-          child_step: ChildStep) -> DeliveryResult:
+def drive(run: Run, parent: ParentOperation, sealed: Mapping[int, SealedChild], *,
+          wait: bool) -> DeliveryResult:
     """Drive every child of the admitted ``parent`` (``sealed``: the sealed child of every
-    ordinal) with up to the family's width in flight (see the module doc)."""
+    ordinal) with up to the family's width in flight (see the module doc); ``wait`` keeps
+    observing an asynchronous job until it is terminal."""
     width = run.family.width
     children = sorted(parent.children, key=lambda child: child.ordinal)
     frontier = Frontier(run.steps, parent, run.family.stride)
@@ -153,7 +168,7 @@ def drive(run: Run, parent: ParentOperation, sealed: Mapping[int, SealedChild],
                 driver.settle(until_all=not fresh)
             if driver.ended:
                 break
-            step = partial(child_step, run, operation, sealed[operation.ordinal])
+            step = partial(child, run, operation, sealed[operation.ordinal], wait=wait)
             if pool is not None and fresh:
                 driver.running[pool.submit(step)] = operation
             else:
@@ -161,6 +176,45 @@ def drive(run: Run, parent: ParentOperation, sealed: Mapping[int, SealedChild],
         while driver.running:
             driver.settle(until_all=True)
     return _result(parent, children, frontier, driver.outcomes)
+
+
+def child(run: Run, operation: ChildOperation, sealed: SealedChild, *,
+           wait: bool) -> ChildOperation | DeliveryBlocked | Withheld:
+    """Drive one child as far as it goes now; a returned operation is done or still observing."""
+    if (operation.state_name == StateName.SEALED and operation.without_rows
+            and not submits_empty(run.plan)):
+        finalized = finalize_empty(run, operation)  # an empty child sends nothing
+        if isinstance(finalized, DeliveryBlocked):
+            return finalized
+        operation = finalized
+    if operation.state_name in IN_FLIGHT_STATES:
+        return _take_over(run, operation)
+    if operation.state_name in SUBMITTABLE_STATES or reconciled_absent(operation):
+        submitted = submit(run, operation, sealed)
+        if isinstance(submitted, DeliveryBlocked | Withheld):
+            return submitted
+        operation = submitted
+    if operation.state_name in OBSERVING_STATES:
+        observed = observe(run, operation, sealed, wait=wait)
+        if isinstance(observed, DeliveryBlocked) or observed.state_name in OBSERVING_STATES:
+            return observed
+        operation = observed
+    if operation.state_name in VERIFYING_STATES:
+        return verify(run, operation, sealed)
+    if operation.axes.checkpoint_state == "ELIGIBLE" or finished(operation):
+        return operation
+    return run.blocked(operation, operation.last_error_code or "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN")
+
+
+def _take_over(run: Run, operation: ChildOperation) -> DeliveryBlocked:
+    """A child left in SUBMITTING by a lost worker: UNKNOWN under an observation lease."""
+    with run.steps.lease(operation.operation_id, "mutation"):
+        pass  # refused while the submitting worker still holds its lease: nothing to take over
+    lost = MUTATION_LEASE_LOST[state_of(operation)]
+    code = "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"
+    with run.steps.lease(operation.operation_id, "observation") as lease:
+        updated = run.steps.step(operation, lease, *lost, error_code=code)
+    return run.blocked(updated, code)
 
 
 def _result(parent: ParentOperation, children: Sequence[ChildOperation], frontier: Frontier,

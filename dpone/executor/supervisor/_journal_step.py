@@ -8,11 +8,18 @@ uses). Each change is one guarded transaction:
   a held lease or under a :meth:`~JournalSteps.claim` its own transaction takes and releases;
 * :meth:`~JournalSteps.settle`: a submit answer, the verification it proves on its own and the
   mutation lease's release, in one transaction;
-* the submit's critical transactions (:meth:`~JournalSteps.begin`,
+* the submit's critical transactions (:meth:`~JournalSteps.begun`,
   :meth:`~JournalSteps.plan_attempt`, :meth:`~JournalSteps.enter_submitting`,
   :meth:`~JournalSteps.record_orphan_marker`), the account's rate turns and the frontier.
 
 Every step that moves a child tells the run's observer (a progress display) where it stands.
+
+A held lease is renewed by a :class:`Heartbeat` while the process that holds it lives: each lease
+is taken for the environment's short ``leases.ttl_s`` and a daemon thread renews it every
+``heartbeat_s``. A process killed at any point stops renewing, so its children are free for
+recovery within one TTL (minutes at most), not after the whole submit budget. The journal
+decides expiry by its own clock and rechecks the lease in every transaction that relies on it,
+so a renewal that fails only shortens the time the holder may still act.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import contextlib
 import datetime as dt
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from typing import Protocol
 
 from dpone.contracts import DponeError
 from dpone.contracts.binding import LeasePolicy
@@ -38,11 +46,50 @@ from dpone.contracts.journal import (
 )
 from dpone.contracts.rate import ActiveSlot, RateTurn, RateTurnRequest
 from dpone.contracts.state import Fact, Transition
-from dpone.executor.supervisor._heartbeat import Heartbeat
 
 StepObserver = Callable[[ChildOperation, str], None]
 """Told every journal step; called from the thread of the child (several at once when a
 synchronous batch has children in flight together)."""
+
+
+class LeaseRenewal(Protocol):
+    """Whatever renews a held lease: a journal, or the supervisor's journal writer."""
+
+    def renew_lease(self, lease: Lease, ttl_seconds: int) -> Lease: ...
+
+
+class Heartbeat:
+    """Renews ``lease`` every ``policy.heartbeat_interval_s`` until :meth:`stop`."""
+
+    def __init__(self, renewal: LeaseRenewal, lease: Lease, policy: LeasePolicy) -> None:
+        self._renewal = renewal
+        self._policy = policy
+        self.lease = lease
+        self.lost = False
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._beat, daemon=True,
+                                        name=f"lease-heartbeat:{lease.kind}:{lease.operation_id}")
+
+    def start(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop renewing (the caller releases the lease next)."""
+        self._stopped.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join()
+
+    def _beat(self) -> None:
+        while not self._stopped.wait(self._policy.heartbeat_interval_s):
+            try:
+                self.lease = self._renewal.renew_lease(self.lease, self._policy.ttl_s)
+            except DponeError as error:
+                if error.code == "journal.lease_lost":
+                    self.lost = True
+                    return
+                # The journal is unreachable for now: try again at the next beat; the lease
+                # expires by the journal clock if it stays so, and every later step rechecks it.
 
 
 def _request(operation: ChildOperation, transition: Transition, facts: Iterable[Fact],
@@ -165,10 +212,14 @@ class JournalSteps:
 
     # --- the submit's critical transactions ---------------------------------------------------
 
-    def begin(self, operation_id: str, rate: RateTurnRequest) -> SubmitLease:
-        """The mutation lease, the first attempt when due and that attempt's rate turn."""
-        return self._journal.begin_attempt(operation_id, self.holder, self.leases.ttl_s,
-                                           rate=rate)
+    @contextlib.contextmanager
+    def begun(self, operation_id: str, rate: RateTurnRequest) -> Iterator[SubmitLease]:
+        """The mutation lease, the first attempt when due and that attempt's rate turn, taken
+        in one transaction; the lease is held for the block (:meth:`held`)."""
+        begun = self._journal.begin_attempt(operation_id, self.holder, self.leases.ttl_s,
+                                            rate=rate)
+        with self.held(begun.lease):
+            yield begun
 
     def plan_attempt(self, operation_id: str, lease: Lease) -> AttemptPlan:
         return self._journal.plan_attempt(operation_id, lease)

@@ -27,6 +27,7 @@ from typing import Final
 from dpone.contracts import DponeError
 from dpone.contracts.journal import ChildOperation, Lease
 from dpone.contracts.sealed import SealedChild
+from dpone.contracts.state import StateName
 from dpone.executor.supervisor._actions import OBSERVING_STATES
 from dpone.executor.supervisor._context import Run, scalars
 from dpone.executor.supervisor._decide import POLL_STOPS, counters, poll_delay, verification
@@ -35,7 +36,7 @@ from dpone.executor.supervisor._job_status import classify_status
 from dpone.executor.supervisor._rate import take_poll_turn
 from dpone.executor.supervisor._request import poll_request
 from dpone.executor.supervisor._results import DeliveryBlocked
-from dpone.executor.supervisor._transitions import POLL, state_of
+from dpone.executor.supervisor._transitions import POLL
 from dpone.executor.transport import Failure, Response
 from dpone.executor.verdict import Acknowledgement, counter_verdict
 
@@ -126,7 +127,7 @@ def _record_poll(run: Run, operation: ChildOperation, sealed: SealedChild, lease
     kept = {} if status.about_another_key else evidence_scalars(
         profile.observability.evidence_scalars, response, profile.observability.response_bounds)
     listed = {"evidence_scalars": kept} if kept else {}
-    updated = run.steps.step(operation, lease, *POLL[state_of(operation), outcome],
+    updated = run.steps.step(operation, lease, *POLL[StateName(operation.state_name), outcome],
                              receipt=receipt, next_check_after=due, error_code=code,
                              observation={**values, "outcome": outcome, **reason, **listed})
     return updated, code
@@ -142,7 +143,7 @@ def verify(run: Run, operation: ChildOperation,
     verdict = counter_verdict(ACKNOWLEDGEMENTS[acknowledged], expected,
                               receipt.get("accepted_rows"), receipt.get("rejected_rows"),
                               rejected_declared=profile.verification.rejected_rows is not None)
-    step, code = verification(state_of(operation), verdict)
+    step, code = verification(StateName(operation.state_name), verdict)
     # The observation lease is held for the verification's own transaction: nothing between
     # the counters read here and their record is I/O.
     lease = run.steps.claim(operation.operation_id, "observation")

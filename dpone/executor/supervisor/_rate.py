@@ -22,12 +22,9 @@ from __future__ import annotations
 
 import random
 from typing import Final
-from urllib.parse import urlsplit
 
 from dpone.contracts import DponeError
 from dpone.contracts.journal import ChildOperation, Lease
-from dpone.contracts.plan import RestDeliveryPlan
-from dpone.contracts.profile import SUBMIT_THROTTLE_STATUSES
 from dpone.contracts.rate import (
     ActiveClaim,
     ActiveSlot,
@@ -36,23 +33,11 @@ from dpone.contracts.rate import (
     RateTurn,
     RateTurnRequest,
 )
-from dpone.contracts.transport import Response, TransportOutcome
 from dpone.executor.supervisor._context import Run
-from dpone.executor.supervisor._gate import Withheld
-from dpone.executor.transport import origin_of
 
 SLOT_RETRY_S: Final = (0.02, 0.2)
 """How long a submit waits, jittered, before asking again while every active-request slot of
 its receiver account is held."""
-
-
-def rate_scope(plan: RestDeliveryPlan) -> RateScope:
-    """The receiver account the plan sends to: canonical origin (lower-case scheme and host,
-    explicit port) and remote principal."""
-    binding = plan.binding.snapshot
-    parts = urlsplit(binding.authority)
-    return RateScope(authority=origin_of(parts.scheme, parts.hostname or "", parts.port),
-                     principal=binding.remote_principal_id)
 
 
 def rate_limited(operation: ChildOperation, kind: RateKind | None, wait_s: float,
@@ -84,7 +69,7 @@ class SubmitTurns:
     def __init__(self, run: Run, started: float) -> None:
         self._run = run
         self._started = started
-        self._scope = rate_scope(run.plan)
+        self._scope = run.scope
         self._slot: ActiveSlot | None = None
         self._begun: RateTurn | None = None
         self._rng = random.Random()
@@ -116,10 +101,11 @@ class SubmitTurns:
         run = self._run
         begun, self._begun = self._begun, None
         while True:
-            remaining = self._remaining()
-            turn = begun if begun is not None and begun.outcome == "granted" else \
-                run.steps.take_rate_turn(self.request(lease.operation_id, lease.token))
-            begun = None
+            if begun is not None and begun.outcome == "granted":
+                turn, begun = begun, None  # taken with the lease: nothing to wait for or ask
+            else:
+                begun, remaining = None, self._remaining()
+                turn = run.steps.take_rate_turn(self.request(lease.operation_id, lease.token))
             if turn.outcome == "granted":
                 self._slot = turn.slot
                 if turn.wait_s > 0:
@@ -131,13 +117,6 @@ class SubmitTurns:
             if pause > remaining:
                 raise rate_limited(operation, None, pause, remaining, self._scope)
             run.clock.sleep(pause)
-
-    def answered(self, outcome: TransportOutcome | Withheld) -> None:
-        """After a request: keep the slot when ``outcome`` is an answer the submit ends with (its
-        record follows, then the lease's release frees it), else free it now."""
-        if isinstance(outcome, Response) and outcome.status not in SUBMIT_THROTTLE_STATUSES:
-            return
-        self.release()
 
     def release(self) -> None:
         """Free the held slot now, if any (one that cannot be freed ends with the lease)."""
@@ -151,7 +130,7 @@ def take_poll_turn(run: Run, deadline: float) -> bool:
     observation's ``deadline`` (the worker's monotonic clock)."""
     remaining = deadline - run.clock.monotonic()
     turn = run.steps.take_rate_turn(RateTurnRequest(
-        scope=rate_scope(run.plan), kind="poll",
+        scope=run.scope, kind="poll",
         per_minute=run.plan.profile.snapshot.rate.poll_per_minute,
         max_wait_s=max(remaining, 0.0)))
     if turn.outcome != "granted":

@@ -29,11 +29,11 @@ import datetime as dt
 from typing import Final
 
 from dpone.contracts import ERROR_CATALOG, DponeError, ExitClass, canonical_json, content_digest
-from dpone.contracts.journal import AttemptPlan, ChildOperation, Lease, SubmitLease
+from dpone.contracts.journal import AttemptPlan, ChildOperation, Lease
 from dpone.contracts.sealed import SealedChild
 from dpone.contracts.state import StateName
 from dpone.executor.supervisor._actions import reconciled_absent
-from dpone.executor.supervisor._context import Run
+from dpone.executor.supervisor._context import Run, Withheld
 from dpone.executor.supervisor._decide import (
     Exchange,
     Record,
@@ -41,10 +41,8 @@ from dpone.executor.supervisor._decide import (
     RetryLater,
     Stop,
     classify,
-    proves_full,
     submit_move,
 )
-from dpone.executor.supervisor._gate import Withheld
 from dpone.executor.supervisor._rate import SubmitTurns
 from dpone.executor.supervisor._request import check_payload, outbound_request
 from dpone.executor.supervisor._results import DeliveryBlocked
@@ -55,7 +53,6 @@ from dpone.executor.supervisor._transitions import (
     RESPONSE,
     SYNC_SUCCESS_LANDS_IN,
     VERIFIED_FULL,
-    state_of,
 )
 from dpone.executor.transport import Failure, OutboundRequest, Response
 
@@ -80,9 +77,10 @@ def submit(run: Run, operation: ChildOperation,
     # The mutation lease, and the first attempt planned in the same transaction when the child
     # is due now, with its submit turn; a later attempt (or one still waiting out its delay) is
     # planned in the loop and takes its turn there.
-    begun, turns = _begin(run, operation, started)
-    planned = begun.attempt
-    with run.steps.held(begun.lease) as lease:
+    turns = SubmitTurns(run, started)
+    with run.steps.begun(operation.operation_id, turns.request(operation.operation_id)) as begun:
+        lease, planned = begun.lease, begun.attempt
+        turns.begun(begun.turn)
         while True:
             attempt, planned = planned, None
             if attempt is None:
@@ -95,16 +93,18 @@ def submit(run: Run, operation: ChildOperation,
                 return entered
             operation = entered
             outcome = _send(run, operation, lease, request, replay=replay)
-            turns.answered(outcome)  # a back-off to send again holds no active-request slot
             if isinstance(outcome, Withheld):
+                turns.release()
                 return outcome
             move = submit_move(run.plan, sealed, outcome, Exchange(
-                state_of(operation), operation.attempt_ordinal,
+                StateName(operation.state_name), operation.attempt_ordinal,
                 run.clock.monotonic() - started, run.clock.now(), run.rng))
             if isinstance(move, Record):
+                # The slot is kept until the record, then freed with the lease's release.
                 if move.code is not None:
                     run.gate.shut(operation.operation_id)  # before the answer is recorded
-                return _record(run, operation, lease, move, sealed)
+                return _record(run, operation, lease, move)
+            turns.release()  # a back-off to send again holds no active-request slot
             if isinstance(move, RetryLater):
                 assert isinstance(outcome, Failure)
                 operation, replay = _not_started(run, operation, lease, move, outcome), False
@@ -113,15 +113,6 @@ def submit(run: Run, operation: ChildOperation,
                 return _stop(run, operation, lease, move)
             _replay(run, operation, move)
             replay = True
-
-
-def _begin(run: Run, operation: ChildOperation, started: float) -> tuple[SubmitLease, SubmitTurns]:
-    """The mutation lease, the first attempt when due, and that attempt's submit turn: one
-    journal transaction."""
-    turns = SubmitTurns(run, started)
-    begun = run.steps.begin(operation.operation_id, turns.request(operation.operation_id))
-    turns.begun(begun.turn)
-    return begun, turns
 
 
 def _enter(run: Run, operation: ChildOperation, lease: Lease, attempt: AttemptPlan, *,
@@ -178,8 +169,8 @@ def _orphan_marker(run: Run, operation: ChildOperation, lease: Lease,
                               "orphan_marker_digest": orphan})
 
 
-def _record(run: Run, operation: ChildOperation, lease: Lease, move: Record,
-            sealed: SealedChild) -> ChildOperation | DeliveryBlocked:
+def _record(run: Run, operation: ChildOperation, lease: Lease,
+            move: Record) -> ChildOperation | DeliveryBlocked:
     kind, values, code = move.kind, move.values, move.code
     # The bounded response scalars are published before the journal write: a receipt survives
     # even when that write fails (lease lost, journal unavailable).
@@ -195,9 +186,8 @@ def _record(run: Run, operation: ChildOperation, lease: Lease, move: Record,
         key: values[key] for key in ("http_status", "duplicate_job_id") if key in values}
     # A synchronous answer whose counters account for every row is verified in the same
     # transaction that records it (nothing between the two is I/O).
-    verified = (VERIFIED_FULL[SYNC_SUCCESS_LANDS_IN] if kind == "sync_success"
-                and proves_full(run.plan.profile.snapshot, values, sealed) else None)
-    updated = run.steps.settle(operation, lease, *RESPONSE[state_of(operation), kind],
+    verified = VERIFIED_FULL[SYNC_SUCCESS_LANDS_IN] if move.verified else None
+    updated = run.steps.settle(operation, lease, *RESPONSE[StateName(operation.state_name), kind],
                                verified=verified, receipt=receipt, next_check_after=due,
                                error_code=code, evidence_digest=evidence)
     if code is None:

@@ -22,7 +22,7 @@ from typing import Any, Final
 from dpone.contracts.journal import DeliveryJournalPort
 from dpone.contracts.ports import ArtifactRef, ImmutableArtifactPort
 from dpone.executor.supervisor import DeliveryCompleted, deliver
-from dpone.executor.supervisor._family import PROMOTION_STRIDE
+from dpone.executor.supervisor._decide import PROMOTION_STRIDE
 from support.delivery import FULL, HOLDER, HarnessFactory, no_sleep
 
 TRANSACTIONS_PER_CHILD: Final = {"write": 1, "critical": 2, "read": 0}

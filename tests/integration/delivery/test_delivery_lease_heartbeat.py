@@ -73,7 +73,7 @@ _HOLD = textwrap.dedent("""
     import sys, time
     from pathlib import Path
     from dpone.contracts.binding import LeasePolicy
-    from dpone.executor.supervisor._heartbeat import Heartbeat
+    from dpone.executor.supervisor import Heartbeat
     dialect, where, environment, operation_id = sys.argv[1:5]
     if dialect == "sqlite":
         from dpone.journal.sqlite import SqliteJournal
