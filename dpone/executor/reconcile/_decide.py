@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dpone.contracts import DponeError
 from dpone.contracts.documents import OperatorEvidence, ProvenEffect
+from dpone.executor.supervisor import counter_verdict
 from dpone.executor.supervisor._transitions import PollOutcome
-from dpone.executor.verdict import counter_verdict
 
 
 def _contradiction(message: str, sealed_rows: int, accepted: int | None,
@@ -52,7 +52,7 @@ def polled_effect(outcome: PollOutcome, sealed_rows: int, accepted: int | None,
 
     A running job is ``running``; an expired receipt or an answer the profile does not
     recognize proves nothing (``unknown``). A finished job's counters are judged by
-    :func:`~dpone.executor.verdict.counter_verdict`, the verdict the supervisor's verification
+    :func:`~dpone.executor.supervisor.counter_verdict`, the verdict the supervisor's verification
     uses, after counters above the sealed rows are refused.
     """
     if outcome == "running":

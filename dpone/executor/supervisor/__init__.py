@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     )
     from dpone.executor.supervisor._admission import parent_admission, plan_tenancy
     from dpone.executor.supervisor._context import RetryWait
-    from dpone.executor.supervisor._decide import check_profile
+    from dpone.executor.supervisor._decide import check_profile, counter_verdict
     from dpone.executor.supervisor._deliver import deliver, deliver_sync
     from dpone.executor.supervisor._job_status import (
         JobStatus,
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
         phase_of,
     )
     from dpone.executor.supervisor._journal_step import Heartbeat
-    from dpone.executor.supervisor._receipt import observe_receipt
     from dpone.executor.supervisor._request import outbound_request, poll_request
     from dpone.executor.supervisor._results import (
         ChildReceipt,
@@ -48,7 +47,7 @@ if TYPE_CHECKING:
         DeliveryPending,
         DeliveryResult,
     )
-    from dpone.executor.supervisor._resume import resume, sealed_children
+    from dpone.executor.supervisor._resume import observe_receipt, resume, sealed_children
     from dpone.executor.supervisor._takeover import (
         LeaseWait,
         await_lease,
@@ -74,6 +73,7 @@ __all__ = [
     "awaits_operator",
     "check_profile",
     "classify_status",
+    "counter_verdict",
     "deliver",
     "deliver_sync",
     "delivery_status",
@@ -108,6 +108,7 @@ __getattr__ = lazy_exports(__name__, {
     "plan_tenancy": "_admission",
     "RetryWait": "_context",
     "check_profile": "_decide",
+    "counter_verdict": "_decide",
     "deliver": "_deliver",
     "deliver_sync": "_deliver",
     "Heartbeat": "_journal_step",
@@ -116,7 +117,7 @@ __getattr__ = lazy_exports(__name__, {
     "echo_matches": "_job_status",
     "expected_echo": "_job_status",
     "phase_of": "_job_status",
-    "observe_receipt": "_receipt",
+    "observe_receipt": "_resume",
     "outbound_request": "_request",
     "poll_request": "_request",
     "ChildReceipt": "_results",

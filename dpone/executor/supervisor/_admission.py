@@ -7,6 +7,7 @@ import datetime as dt
 from dpone.contracts.journal import ChildAdmission, Generation, ParentAdmission, Tenancy
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import SealedTopology
+from dpone.executor.supervisor._decide import fence_certified
 
 
 def plan_tenancy(plan: RestDeliveryPlan) -> Tenancy:
@@ -57,7 +58,7 @@ def parent_admission(plan: RestDeliveryPlan, topology: SealedTopology) -> Parent
         boundary_from=topology.coverage.boundary_from,
         boundary_to=topology.coverage.boundary_to,
         max_remote_jobs=plan.profile.snapshot.rate.max_active_remote_jobs,
-        replay_fence_certified=plan.fence.type != "none" and plan.fence.certified_in_environment,
+        replay_fence_certified=fence_certified(plan),
         max_submit_attempts=plan.profile.snapshot.retry.submit.max_attempts,
         profile_ref=plan.profile.ref,
         binding_ref=plan.binding.ref,

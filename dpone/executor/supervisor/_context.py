@@ -32,7 +32,7 @@ from dpone.contracts.rate import RateScope
 from dpone.contracts.transport import Failure, Response
 from dpone.executor.clock import SleepingWith, SystemClock
 from dpone.executor.supervisor._actions import ACTIONS
-from dpone.executor.supervisor._decide import Family, family_of, fence_certified
+from dpone.executor.supervisor._decide import Family, family_of
 from dpone.executor.supervisor._journal_step import JournalSteps, StepObserver
 from dpone.executor.supervisor._results import DeliveryBlocked
 from dpone.executor.transport import origin_of
@@ -99,7 +99,7 @@ class Withheld:
 class Run:
     """One delivery run (one holder, one plan): its ports, family and policies, built once by
     :func:`open_run`. Nothing in it changes while the run goes on; the checkpoint frontier is
-    the driver's (``_drive``), the send gate is thread-safe."""
+    the driver's (``_deliver.Frontier``), the send gate is thread-safe."""
 
     plan: RestDeliveryPlan
     family: Family
@@ -115,11 +115,6 @@ class Run:
     on_wait: WaitObserver | None = None
     gate: SendGate = field(default_factory=SendGate)
     """Shut at the first stop: no new request of this run starts after it."""
-
-    @property
-    def fence_certified(self) -> bool:
-        """True when the plan's receiver fence is certified here: same-key replay is allowed."""
-        return fence_certified(self.plan)
 
     def retrying(self, operation: ChildOperation, action: Literal["submit", "replay", "poll_receipt"],
                  outcome: Response | Failure | int, attempt: int, delay_s: float) -> None:

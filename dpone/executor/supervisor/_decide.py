@@ -9,8 +9,9 @@ values). What the shells (``_submit``, ``_observe``) then carry out through the 
 * :func:`submit_move`: the next move of a submit after one exchange: :class:`Record` the answer,
   :class:`RetryLater` (the request provably never started), :class:`Replay` the same key (a
   certified fence with budget left), or :class:`Stop` with a guarded step and a code;
-* :func:`verification`: the step and stop code of a verification, from the counter verdict
-  (:func:`~dpone.executor.verdict.counter_verdict`, which reconciliation uses too);
+* :func:`counter_verdict`: what a receiver's counters prove about a child's remote effect, which
+  the supervisor's verification and reconciliation's read-only poll both use, so the two can
+  never disagree; :func:`verification`: the step and stop code a verdict takes;
 * the stop tables: which recorded submit or poll outcome stops the run, with which code.
 """
 
@@ -50,7 +51,6 @@ from dpone.executor.transport import (
     next_delay,
     retry_after_seconds,
 )
-from dpone.executor.verdict import Verdict
 
 UNKNOWN: Final = "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"
 
@@ -318,6 +318,49 @@ def _replay_or_stop(plan: RestDeliveryPlan, exchange: Exchange, retry_after: flo
 
 
 # --- observation and verification --------------------------------------------------------------
+
+Acknowledgement = Literal["succeeded", "failed", "cancelled", "expired"]
+Verdict = Literal["applied", "not_applied", "partially_applied", "unknown"]
+
+
+def counter_verdict(acknowledgement: Acknowledgement, sealed_rows: int, accepted: object,
+                    rejected: object, *, rejected_declared: bool) -> Verdict:
+    """The effect the counters ``accepted`` / ``rejected`` (as the receiver reported them:
+    ints, or anything else when missing or mistyped) prove for a child of ``sealed_rows``, by
+    the spec's result table:
+
+    ============================================  ===================================================
+    counters (against the child's sealed rows)    verdict
+    ============================================  ===================================================
+    accepted or (declared) rejected missing        unknown: nothing is provable
+    accepted == sealed, rejected == 0              applied (FULLY_APPLIED), whatever the ack
+    ack failed/cancelled/expired, rejected         not_applied: the job did not succeed and counted no
+    counted, accepted == 0                         accepted row
+    accepted + rejected == sealed, accepted <      partially_applied: a per-record rejection, even of
+    sealed                                         every row after a success acknowledgement (a
+                                                   success never proves the absence of an effect, and
+                                                   no receiver proves an atomic rollback in V1)
+    anything else (unprocessed rows, counters      unknown: contradictory or incomplete counters
+    above the sealed rows)
+    ============================================  ===================================================
+
+    A profile that declares no rejected counter counts every row it does not accept as unknown:
+    its rejected count is 0."""
+    rejected = rejected if rejected_declared else 0
+    if not isinstance(accepted, int) or not isinstance(rejected, int):
+        return "unknown"
+    if accepted < 0 or rejected < 0 or accepted + rejected > sealed_rows:
+        return "unknown"
+    if accepted == sealed_rows and rejected == 0:
+        return "applied"
+    if (acknowledgement != "succeeded" and rejected_declared and accepted == 0
+            and sealed_rows > 0):
+        return "not_applied"
+    if accepted + rejected == sealed_rows:
+        return "partially_applied"
+    return "unknown"
+
+
 
 def poll_delay(backoff: Backoff, failures: int, outcome: Response | Failure, now: dt.datetime,
                rng: random.Random) -> float:

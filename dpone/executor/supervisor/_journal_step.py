@@ -118,9 +118,6 @@ class JournalSteps:
         """The journal's clock."""
         return self._journal.now()
 
-    def get_child(self, operation_id: str) -> ChildOperation:
-        return self._journal.get_child(operation_id)
-
     def load_parent(self, parent_id: str) -> ParentOperation:
         return self._journal.load_parent(parent_id)
 

@@ -6,14 +6,17 @@ its counters, an expired receipt (404/410) finalizes the effect as UNKNOWN and n
 resubmit, and an external cancellation is observed, never invoked. A poll that fails in
 transport is repeated within the observation budget and records nothing. A child whose receipt
 was already observed ``observability.max_observations`` times (its ``observation_ordinal``,
-counted by the journal across runs) is not polled again: ``observation.limit_reached``. Each
-recorded observation keeps only the response scalars ``observability.evidence_scalars`` lists
-(``_evidence``).
+counted by the journal across runs) is not polled again: ``observation.limit_reached``.
 
 When the profile certifies a key echo (``acknowledgement.poll.key_echo``), every 200 answer must
 echo this child's receiver mutation key as the sealed request carried it: an answer without it
 or with another value (a reused receipt id naming another job) is protocol-unknown, the effect
 UNKNOWN, and none of its phase or counters are recorded as this child's.
+
+Each recorded observation keeps, under ``evidence_scalars``, only the top-level members of a
+JSON answer about the job that ``observability.evidence_scalars`` lists (the spec: "only
+allowlisted bounded response scalars are embedded") and that hold a string or an integer, read
+within the response bounds; an answer about another key's job keeps none.
 
 Verification compares the receiver's counters with the sealed row count: only all rows
 accounted with none rejected is FULLY_APPLIED and checkpoint-eligible.
@@ -22,23 +25,30 @@ accounted with none rejected is FULLY_APPLIED and checkpoint-eligible.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from typing import Final
 
 from dpone.contracts import DponeError
 from dpone.contracts.journal import ChildOperation, Lease
+from dpone.contracts.profile import ResponseBounds
 from dpone.contracts.sealed import SealedChild
 from dpone.contracts.state import StateName
 from dpone.executor.supervisor._actions import OBSERVING_STATES
 from dpone.executor.supervisor._context import Run, scalars
-from dpone.executor.supervisor._decide import POLL_STOPS, counters, poll_delay, verification
-from dpone.executor.supervisor._evidence import evidence_scalars
+from dpone.executor.supervisor._decide import (
+    POLL_STOPS,
+    Acknowledgement,
+    counter_verdict,
+    counters,
+    poll_delay,
+    verification,
+)
 from dpone.executor.supervisor._job_status import classify_status
 from dpone.executor.supervisor._rate import take_poll_turn
 from dpone.executor.supervisor._request import poll_request
 from dpone.executor.supervisor._results import DeliveryBlocked
 from dpone.executor.supervisor._transitions import POLL
-from dpone.executor.transport import Failure, Response
-from dpone.executor.verdict import Acknowledgement, counter_verdict
+from dpone.executor.transport import ExtractionError, Failure, Response, parse_bounded_json
 
 OBSERVATION_LIMIT: Final = "observation.limit_reached"
 """The stop of a receipt observed ``observability.max_observations`` times without an end."""
@@ -163,3 +173,23 @@ def verify(run: Run, operation: ChildOperation,
     operation = run.steps.step(operation, lease, *step, error_code=code,
                                evidence_digest=evidence)
     return run.blocked(operation, code, extra=extra or None)
+
+
+def evidence_scalars(names: Sequence[str], response: Response,
+                     bounds: ResponseBounds) -> dict[str, str | int]:
+    """The allowlisted string and integer members of ``response``'s JSON object body."""
+    if not names or response.headers.get("content-encoding", "identity").strip().lower() not in (
+            "", "identity"):
+        return {}
+    try:
+        document = parse_bounded_json(response.body, bounds)
+    except ExtractionError:
+        return {}
+    if not isinstance(document, dict):
+        return {}
+    kept: dict[str, str | int] = {}
+    for name in names:
+        value = document.get(name)
+        if isinstance(value, str | int) and not isinstance(value, bool):
+            kept[name] = value
+    return kept

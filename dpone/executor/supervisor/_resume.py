@@ -9,6 +9,11 @@ receiver mutation key, mutation intent and generation; anything else is
 as :func:`~dpone.executor.supervisor.deliver` drives it after admission: the same guarded
 transitions, so nothing that may have reached the receiver is resent without the certified
 fence and an UNKNOWN effect stays blocked.
+
+:func:`observe_receipt` is one read-only poll of one child's durable receipt, what an
+orchestrator's trigger does while a delivery is pending: GET only, once due, under an
+observation lease, recorded by a revision CAS (two at once record one poll); it never submits,
+verifies or promotes.
 """
 
 from __future__ import annotations
@@ -24,10 +29,12 @@ from dpone.contracts.journal import ChildOperation, ParentOperation, SupervisorJ
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ArtifactRef, Clock, ImmutableArtifactPort, RestTransportPort
 from dpone.contracts.sealed import PAYLOAD_KEY_PREFIX, PayloadDocument, SealedChild
+from dpone.executor.supervisor._actions import OBSERVING_STATES
 from dpone.executor.supervisor._context import WaitObserver, open_run
-from dpone.executor.supervisor._deliver import deliver_parent
+from dpone.executor.supervisor._deliver import drive
 from dpone.executor.supervisor._journal_step import StepObserver
-from dpone.executor.supervisor._results import DeliveryResult
+from dpone.executor.supervisor._observe import OBSERVATION_LIMIT, observe
+from dpone.executor.supervisor._results import DeliveryBlocked, DeliveryResult
 
 
 def _conflict(message: str, operation_id: str | None = None, **details: object) -> DponeError:
@@ -163,4 +170,36 @@ def resume(plan: RestDeliveryPlan, parent_id: str, sealed_children: Sequence[Sea
                    rng=rng, observer=observer, on_wait=on_wait, leases=leases)
     parent = run.steps.load_parent(parent_id)
     check_plan(plan, parent)
-    return deliver_parent(run, parent, _by_ordinal(parent, sealed_children), wait=wait)
+    return drive(run, parent, _by_ordinal(parent, sealed_children), wait=wait)
+
+
+def observe_receipt(plan: RestDeliveryPlan, operation_id: str, journal: SupervisorJournal,
+                    artifacts: ImmutableArtifactPort, transport: RestTransportPort, *,
+                    holder: str, clock: Clock | None = None,
+                    leases: LeasePolicy | None = None) -> ChildOperation:
+    """Poll the receipt of child ``operation_id`` once when it is observing and due; return the
+    child as the journal holds it afterwards.
+
+    ``plan`` is the plan the journal names; it and the child's sealed payload document are
+    checked against the journal before the request (``REST_DELIVERY_INTENT_CONFLICT``).
+    """
+    operation = journal.get_child(operation_id)
+    if operation.state_name not in OBSERVING_STATES:
+        return operation
+    run = open_run(plan, journal, artifacts, transport, holder=holder, clock=clock,
+                   leases=leases)
+    parent = run.steps.load_parent(operation.parent_id)
+    check_plan(plan, parent)
+    sealed = read_sealed(parent, operation, artifacts)
+    if run.due_in(operation.next_check_after) > 0:
+        return operation
+    outcome = observe(run, operation, sealed, wait=False, once=True)
+    if isinstance(outcome, DeliveryBlocked) and outcome.code == OBSERVATION_LIMIT:
+        # Nothing is polled any more, yet the child stays observing: say so, or a trigger
+        # would wait on it for ever.
+        raise DponeError(code=outcome.code, operation_id=operation_id,
+                         message=f"child {operation_id} was observed "
+                         f"{outcome.evidence.get('observations')} times, the profile's "
+                         "observability.max_observations: nothing more is polled",
+                         details=dict(outcome.evidence))
+    return journal.get_child(operation_id)

@@ -1,26 +1,19 @@
 """Submitting one child: the MAY_ATTEMPT marker, the critical SUBMITTING transaction, one send.
 
 Before each send the attempt's marker is published create-if-absent and the journal commits
-SUBMITTING. Then exactly one of:
+SUBMITTING; the send's outcome is then decided (:func:`~._decide.submit_move`) and carried out
+here: the receiver's classified answer recorded in one guarded transition (a synchronous answer
+with its verification); a request that provably never started waits in RETRY_WAIT for a
+full-jitter delay inside the budget (a transport that cannot send for want of its environment,
+``credential.unavailable``, leaves it there and the run stops with that code); one that may have
+reached the receiver is replayed with the same key only under a certified fence with budget
+left (a Retry-After is a lower bound: beyond the budget it stops with
+``REST_DELIVERY_RETRY_AFTER_EXCEEDS_BUDGET``), else its effect is UNKNOWN and nothing is resent.
 
-* the receiver answered: the response is classified by the profile (sync counters, async
-  receipt, duplicate with a same-key receipt, bare duplicate, throttle, a status the profile
-  certifies as refused before any effect, unrecognized) and recorded in one guarded transition;
-* the request provably never started: RETRY_WAIT with a full-jitter delay inside the budget;
-  a transport that cannot send for want of its environment (``credential.unavailable``: no
-  request byte left) leaves the child in RETRY_WAIT too and the run stops with that code;
-* it may have reached the receiver: a same-key replay only when the plan's receiver fence is
-  certified here and budget remains, else the effect is UNKNOWN and nothing is resent.
-
-A throttle answer (408, 425, 429, 5xx) is a replay candidate only under a certified fence, and
-its Retry-After is a lower bound: a server delay beyond the remaining budget stops with
-``REST_DELIVERY_RETRY_AFTER_EXCEEDS_BUDGET`` instead of retrying early.
-
-A certified refusal before effect (``acknowledgement.rejected_before_effect_statuses``, e.g. 401
-and 403) stops the run with ``credential.rejected`` and leaves the child in RETRY_WAIT,
-NONE_PROVEN: resending the same credential cannot succeed, and once it is fixed the next run
-submits a new attempt with the same delivery key. During a same-key replay such an answer proves
-nothing about the earlier attempt, so it stays ``REST_DELIVERY_PROTOCOL_UNKNOWN``.
+A certified refusal before effect (e.g. 401, 403) stops the run with ``credential.rejected`` and
+leaves the child in RETRY_WAIT, NONE_PROVEN: once the credential is fixed the next run submits a
+new attempt with the same delivery key (during a same-key replay it proves nothing of the
+earlier attempt: ``REST_DELIVERY_PROTOCOL_UNKNOWN``).
 """
 
 from __future__ import annotations

@@ -70,7 +70,13 @@ def record_lost_submit(journal: SupervisorJournal, operation: ChildOperation, *,
     operation = journal.get_child(operation.operation_id)
     if operation.state_name not in IN_FLIGHT_STATES:
         return operation  # its run settled it after all
-    steps = JournalSteps(journal, holder, leases)
+    return lost_submit(JournalSteps(journal, holder, leases), operation)
+
+
+def lost_submit(steps: JournalSteps, operation: ChildOperation) -> ChildOperation:
+    """The in-flight ``operation``, whose mutation lease is free, recorded with an UNKNOWN
+    effect under an observation lease: the request may have reached the receiver, nothing is
+    resent."""
     with steps.lease(operation.operation_id, "observation") as lease:
         return steps.step(operation, lease, *MUTATION_LEASE_LOST[state_of(operation)],
                           error_code="REST_DELIVERY_REMOTE_EFFECT_UNKNOWN")

@@ -1,6 +1,7 @@
 """One counter verdict for the supervisor's verification and reconciliation's read-only poll.
 
-A row per line of the verdict table (``dpone.executor.verdict``, from the spec's result table:
+A row per line of the verdict table (``dpone.executor.supervisor.counter_verdict``, from the spec's
+result table:
 partial or per-record rejection is PARTIALLY_APPLIED unless the receiver proves an atomic
 rollback; a success acknowledgement never proves the absence of an effect; missing or
 contradictory counters prove nothing), and the proof that reconciliation answers exactly as the
@@ -19,8 +20,7 @@ from hypothesis import strategies as st
 
 from dpone.contracts import DponeError, RemoteEffect
 from dpone.executor.reconcile._decide import polled_effect
-from dpone.executor.supervisor import DeliveryBlocked
-from dpone.executor.verdict import counter_verdict
+from dpone.executor.supervisor import DeliveryBlocked, counter_verdict
 from support.supervisor import Supervised
 
 SEALED = 10
