@@ -3,7 +3,7 @@ families branch, how many lines it has.
 
 * journal writers: the supervisor modules that call a write of the journal port (a method
   :data:`~dpone.executor.cuts.JOURNAL_WRITE_POINTS` names) on anything;
-* family branches: the supervisor's comparisons and lookups of ``protocol_family``;
+* family branches: the executor's comparisons and lookups of ``protocol_family``;
 * lines: every line of every module under ``dpone/executor``.
 
     .venv/bin/python tools/executor_shape.py [--root DIR]
@@ -45,11 +45,18 @@ def _on_journal(target: ast.expr) -> bool:
     return "journal" in name
 
 
-def family_branches(supervisor: Path) -> list[str]:
-    """``module:line`` of every read of ``protocol_family`` in the supervisor."""
-    return [f"{path.name}:{node.lineno}" for path in sorted(supervisor.glob("*.py"))
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-            if isinstance(node, ast.Attribute) and node.attr == "protocol_family"]
+def family_branches(executor: Path) -> list[str]:
+    """``module:line`` of every read of ``protocol_family`` in the executor that decides
+    something (a read inside an f-string only names the family in a message)."""
+    found = []
+    for path in sorted(executor.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        quoted = {id(node) for text in ast.walk(tree) if isinstance(text, ast.JoinedStr)
+                  for node in ast.walk(text)}
+        found += [f"{path.relative_to(executor)}:{node.lineno}" for node in ast.walk(tree)
+                  if isinstance(node, ast.Attribute) and node.attr == "protocol_family"
+                  and id(node) not in quoted]
+    return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -59,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     executor = args.root / "dpone" / "executor"
     supervisor = executor / "supervisor"
     writers = journal_writers(supervisor)
-    branches = family_branches(supervisor)
+    branches = family_branches(executor)
     lines = sum(len(path.read_text(encoding="utf-8").splitlines())
                 for path in executor.rglob("*.py"))
     print(f"supervisor modules that write the journal: {len(writers)}")

@@ -19,7 +19,7 @@ from dpone.contracts.journal import ChildOperation
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import SealedChild
 from dpone.contracts.transport import Response
-from dpone.executor.supervisor import classify_status, poll_request
+from dpone.executor.supervisor import classify_status, family_of, poll_request
 from dpone.executor.supervisor._transitions import PollOutcome
 from dpone.executor.transport import RestTransportPort
 
@@ -53,7 +53,7 @@ def poll_receipt(plan: RestDeliveryPlan, transport: RestTransportPort, operation
     """Poll ``receipt_id`` read-only and classify the answer for ``operation``."""
     profile = plan.profile.snapshot
     poll = profile.acknowledgement.poll
-    if poll is None or profile.protocol_family != "async_bulk_job":
+    if poll is None or not family_of(profile).observes:
         raise DponeError(code="input.invalid_argument", operation_id=operation.operation_id,
                          message=f"profile {profile.ref} ({profile.protocol_family}) has no "
                          "receipt to poll; reconcile with --evidence FILE instead")

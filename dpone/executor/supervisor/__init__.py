@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     )
     from dpone.executor.supervisor._admission import parent_admission, plan_tenancy
     from dpone.executor.supervisor._context import RetryWait
-    from dpone.executor.supervisor._decide import check_profile, counter_verdict
+    from dpone.executor.supervisor._decide import check_profile, counter_verdict, family_of
     from dpone.executor.supervisor._deliver import deliver, deliver_sync
     from dpone.executor.supervisor._job_status import (
         JobStatus,
@@ -79,6 +79,7 @@ __all__ = [
     "delivery_status",
     "echo_matches",
     "expected_echo",
+    "family_of",
     "finished",
     "observe_receipt",
     "outbound_request",
@@ -109,6 +110,7 @@ __getattr__ = lazy_exports(__name__, {
     "RetryWait": "_context",
     "check_profile": "_decide",
     "counter_verdict": "_decide",
+    "family_of": "_decide",
     "deliver": "_deliver",
     "deliver_sync": "_deliver",
     "Heartbeat": "_journal_step",

@@ -2,15 +2,11 @@
 
 A :class:`Run` is frozen. Every journal change goes through its writer (``run.steps``,
 :mod:`._journal_step`); every stop goes through :meth:`Run.blocked`, which keeps only bounded
-scalars as evidence and names the operator's allowed next actions.
-
-The run's send gate (:class:`SendGate`): once any child's effect may be unknown, no new request
-starts. Every request passes :meth:`SendGate.admit` right before it is handed to the transport.
-The gate shuts when the supervisor decides a stop (an effect it cannot prove, a refusal, an
-error). Requests already in flight finish and are recorded; a certified same-key replay is how
-such a request finishes, so it is admitted; a child that was about to send its first request
-records that the attempt never started and waits in RETRY_WAIT for the next run. With one child
-in flight the gate never refuses anything a serial run would have sent.
+scalars as evidence, names the operator's allowed next actions and shuts the run's
+:class:`SendGate`: once any child's effect may be unknown, no new request starts. Requests
+already in flight finish and are recorded (a certified same-key replay is how such a request
+finishes, so it is admitted); a child about to send its first request records that the attempt
+never started and waits in RETRY_WAIT for the next run.
 """
 
 from __future__ import annotations

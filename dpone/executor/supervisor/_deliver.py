@@ -3,36 +3,26 @@
 Both protocol families share one driver (:func:`drive`, also behind ``resume``); a child moves
 only through guarded journal transitions (:func:`child`):
 
-* SEALED without rows (the planner keeps date windows without rows as children, so the coverage
-  proof stays contiguous): no MAY_ATTEMPT marker, no attempt, no request; finalized by the
-  profile's ``result_policy.empty_input`` under the mutation lease (:func:`finalize_empty`):
-  ``skip`` finalizes it not started (effect NONE_PROVEN, nothing to promote: the frontier
-  passes over it); ``promote`` with ``incremental_append`` verifies 0 of 0 rows against the
-  complete frozen parent (appending nothing is vacuous) after the journal rechecks the overlap
-  fence. Under ``promote`` a ``partition_replace`` child without rows is submitted like any
-  other child: replacing a window with nothing deletes the receiver's rows there, a real effect
-  its counters (0 of 0) verify (``submits_empty``);
+* SEALED without rows (a date window the planner keeps for the coverage proof): no marker, no
+  attempt, no request; :func:`finalize_empty` applies the profile's ``empty_input``: ``skip``
+  finalizes it not started (the frontier passes over it), ``promote`` verifies an append's 0 of
+  0 rows once the journal rechecked the overlap fence. An empty ``partition_replace`` under
+  ``promote`` deletes the receiver's rows in its window, a real effect: it is submitted;
 * SEALED / RETRY_WAIT: submit (``_submit``) under the mutation lease;
-* SUBMITTING found with its mutation lease expired (a lost run): taken over for observation
-  only, its outcome UNKNOWN, never resent;
+* SUBMITTING with an expired mutation lease (a lost run): UNKNOWN, never resent;
 * ACCEPTED / WAITING (async): read-only ``poll_receipt`` (``_observe``); without ``wait`` the
   run returns :class:`DeliveryPending` once the receipt is durable and not yet due;
 * VERIFYING: the receiver's counters against the sealed row count;
-* a finalized child that is fully applied and verified extends the contiguous frontier;
-  anything else stops the run with :class:`DeliveryBlocked` and its evidence.
+* verified in full: the child extends the contiguous frontier; anything else stops the run
+  with :class:`DeliveryBlocked` and its evidence.
 
-Up to the family's width of children are in flight: one for an asynchronous job (one remote
-job), the profile's certified ``max_in_flight_children`` for a synchronous batch, started in
-ordinal order on worker threads; a child with a recorded request (in flight, observing,
-verifying, finalized) is driven on the driver's thread once every child before it has settled,
-so a stop the journal already holds is met before any later child starts. Only the driver's
-thread moves the checkpoint frontier (:class:`Frontier`): every ``stride`` children past it and
-when the run ends, so it stays contiguous whatever order the children finished in.
-
-After an unknown or partial effect no new request starts (the run's send gate): children
-already in flight finish and are recorded, a child that was about to send waits in RETRY_WAIT
-(its attempt provably never started), and the run reports the stop of the lowest ordinal (or
-raises its error) once every child in flight is recorded.
+Up to the family's width of children are in flight (a synchronous batch's certified
+``max_in_flight_children`` on worker threads, started in ordinal order; one remote job at a
+time otherwise); a child with a recorded request is driven on the driver's thread once every
+child before it has settled. Only that thread moves the frontier (:class:`Frontier`), every
+``stride`` children past it and at the end, so it stays contiguous. After a stop no new request
+starts (the send gate): children in flight finish and are recorded, a child about to send
+waits in RETRY_WAIT, and the run reports the stop of the lowest ordinal.
 """
 
 from __future__ import annotations
@@ -62,7 +52,7 @@ from dpone.executor.supervisor._actions import (
 )
 from dpone.executor.supervisor._admission import parent_admission
 from dpone.executor.supervisor._context import Run, WaitObserver, Withheld, open_run, scalars
-from dpone.executor.supervisor._decide import UNKNOWN, check_profile, family_of
+from dpone.executor.supervisor._decide import UNKNOWN, family_of
 from dpone.executor.supervisor._journal_step import JournalSteps, StepObserver
 from dpone.executor.supervisor._observe import observe, verify
 from dpone.executor.supervisor._results import (
@@ -74,12 +64,7 @@ from dpone.executor.supervisor._results import (
 )
 from dpone.executor.supervisor._submit import PERMANENT_FENCE_REFUSALS, submit
 from dpone.executor.supervisor._takeover import lost_submit
-from dpone.executor.supervisor._transitions import (
-    EMPTY_INPUT,
-    FENCE_REFUSED,
-)
-
-__all__ = ["check_profile", "deliver", "deliver_sync", "drive"]
+from dpone.executor.supervisor._transitions import EMPTY_INPUT, FENCE_REFUSED
 
 ChildOutcome = ChildOperation | DeliveryBlocked | Withheld
 

@@ -1,25 +1,16 @@
 """The supervisor's one journal writer: every lease, attempt, transition, rate turn and promotion.
 
 :class:`JournalSteps` is the only supervisor code that writes the journal, and it sees the
-journal only as a :class:`~dpone.contracts.ports.SupervisorJournal` (the methods a run really
-uses). Each change is one guarded transaction:
+journal only as a :class:`~dpone.contracts.ports.SupervisorJournal` (the methods a run uses).
+Each change is one guarded transaction (a revision CAS under a held lease, or under a
+:meth:`~JournalSteps.claim` the transaction itself takes and releases), and every step that moves
+a child tells the run's observer (a progress display) where it stands.
 
-* :meth:`~JournalSteps.step`: one guarded CAS transition on the child's current revision, under
-  a held lease or under a :meth:`~JournalSteps.claim` its own transaction takes and releases;
-* :meth:`~JournalSteps.settle`: a submit answer, the verification it proves on its own and the
-  mutation lease's release, in one transaction;
-* the submit's critical transactions (:meth:`~JournalSteps.begun`,
-  :meth:`~JournalSteps.plan_attempt`, :meth:`~JournalSteps.enter_submitting`,
-  :meth:`~JournalSteps.record_orphan_marker`), the account's rate turns and the frontier.
-
-Every step that moves a child tells the run's observer (a progress display) where it stands.
-
-A held lease is renewed by a :class:`Heartbeat` while the process that holds it lives: each lease
-is taken for the environment's short ``leases.ttl_s`` and a daemon thread renews it every
-``heartbeat_s``. A process killed at any point stops renewing, so its children are free for
-recovery within one TTL (minutes at most), not after the whole submit budget. The journal
-decides expiry by its own clock and rechecks the lease in every transaction that relies on it,
-so a renewal that fails only shortens the time the holder may still act.
+A held lease is renewed by a :class:`Heartbeat` every ``leases.heartbeat_s`` while its holder
+lives: a process killed at any point stops renewing, so its children are free for recovery
+within one short ``leases.ttl_s``. The journal decides expiry by its own clock and rechecks the
+lease in every transaction that relies on it, so a failed renewal only shortens the time the
+holder may still act.
 """
 
 from __future__ import annotations
@@ -112,8 +103,6 @@ class JournalSteps:
         """Leases a settling transaction released: their block releases nothing more."""
         self._settling = threading.Lock()
 
-    # --- reads --------------------------------------------------------------------------------
-
     def now(self) -> dt.datetime:
         """The journal's clock."""
         return self._journal.now()
@@ -171,11 +160,8 @@ class JournalSteps:
 
     def step(self, operation: ChildOperation, lease: Lease | LeaseClaim, transition: Transition,
              facts: Iterable[Fact], **fields: object) -> ChildOperation:
-        """One guarded transition with a revision CAS on ``operation``'s current revision.
-
-        The caller names the transition by its contract symbol and the guard facts it proves;
-        the journal takes the trigger and its evidence from the contract's entry for it.
-        """
+        """One guarded transition (named by its contract symbol, with the guard facts the caller
+        proves) with a revision CAS on ``operation``'s current revision."""
         updated = self._journal.transition(
             _request(operation, transition, facts, operation.revision, **fields), lease)
         self.notify(updated, transition.value)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, cast
 
 from dpone.contracts import DponeError
 from dpone.contracts.journal import ChildOperation, Lease
@@ -52,9 +52,6 @@ from dpone.executor.transport import ExtractionError, Failure, Response, parse_b
 
 OBSERVATION_LIMIT: Final = "observation.limit_reached"
 """The stop of a receipt observed ``observability.max_observations`` times without an end."""
-ACKNOWLEDGEMENTS: Final[dict[str, Acknowledgement]] = {
-    "succeeded": "succeeded", "failed": "failed", "cancelled": "cancelled", "expired": "expired"}
-"""A VERIFYING state's acknowledgement (its name after ``verifying_``), as the verdict takes it."""
 
 
 def observe(run: Run, operation: ChildOperation, sealed: SealedChild, *,
@@ -150,7 +147,7 @@ def verify(run: Run, operation: ChildOperation,
     acknowledged = operation.state_name.removeprefix("verifying_")
     receipt = operation.receipt or {}
     expected = sealed.descriptor.row_count
-    verdict = counter_verdict(ACKNOWLEDGEMENTS[acknowledged], expected,
+    verdict = counter_verdict(cast(Acknowledgement, acknowledged), expected,
                               receipt.get("accepted_rows"), receipt.get("rejected_rows"),
                               rejected_declared=profile.verification.rejected_rows is not None)
     step, code = verification(StateName(operation.state_name), verdict)

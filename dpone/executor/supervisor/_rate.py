@@ -58,13 +58,8 @@ def rate_limited(operation: ChildOperation, kind: RateKind | None, wait_s: float
 
 
 class SubmitTurns:
-    """The submit turns and active-request slot of one child's submit loop.
-
-    :meth:`take` before each request, :meth:`release` when the loop backs off to send again (a
-    transport failure, a throttle answer). Otherwise the slot is tied to the child's mutation
-    lease: the end of the submit (the lease released after the response is recorded) frees it
-    with no journal transaction of its own, and a killed process frees it when the lease
-    expires."""
+    """The submit turns and active-request slot of one child's submit loop: :meth:`take` before
+    each request, :meth:`release` when the loop backs off to send again."""
 
     def __init__(self, run: Run, started: float) -> None:
         self._run = run

@@ -177,12 +177,9 @@ def observe_receipt(plan: RestDeliveryPlan, operation_id: str, journal: Supervis
                     artifacts: ImmutableArtifactPort, transport: RestTransportPort, *,
                     holder: str, clock: Clock | None = None,
                     leases: LeasePolicy | None = None) -> ChildOperation:
-    """Poll the receipt of child ``operation_id`` once when it is observing and due; return the
-    child as the journal holds it afterwards.
-
-    ``plan`` is the plan the journal names; it and the child's sealed payload document are
-    checked against the journal before the request (``REST_DELIVERY_INTENT_CONFLICT``).
-    """
+    """Poll the receipt of child ``operation_id`` once when it is observing and due (``plan``
+    and the sealed payload document checked against the journal first); return the child as
+    the journal holds it afterwards."""
     operation = journal.get_child(operation_id)
     if operation.state_name not in OBSERVING_STATES:
         return operation

@@ -1,19 +1,14 @@
 """Submitting one child: the MAY_ATTEMPT marker, the critical SUBMITTING transaction, one send.
 
 Before each send the attempt's marker is published create-if-absent and the journal commits
-SUBMITTING; the send's outcome is then decided (:func:`~._decide.submit_move`) and carried out
-here: the receiver's classified answer recorded in one guarded transition (a synchronous answer
-with its verification); a request that provably never started waits in RETRY_WAIT for a
-full-jitter delay inside the budget (a transport that cannot send for want of its environment,
-``credential.unavailable``, leaves it there and the run stops with that code); one that may have
-reached the receiver is replayed with the same key only under a certified fence with budget
-left (a Retry-After is a lower bound: beyond the budget it stops with
-``REST_DELIVERY_RETRY_AFTER_EXCEEDS_BUDGET``), else its effect is UNKNOWN and nothing is resent.
-
-A certified refusal before effect (e.g. 401, 403) stops the run with ``credential.rejected`` and
-leaves the child in RETRY_WAIT, NONE_PROVEN: once the credential is fixed the next run submits a
-new attempt with the same delivery key (during a same-key replay it proves nothing of the
-earlier attempt: ``REST_DELIVERY_PROTOCOL_UNKNOWN``).
+SUBMITTING; what the exchange then calls for is decided by :func:`~._decide.submit_move` and
+carried out here: the classified answer recorded in one guarded transition; a request that
+provably never started back in RETRY_WAIT within the budget (a transport refusal for want of
+its environment, ``credential.unavailable``, stops the run there); one that may have reached
+the receiver replayed with the same key only under a certified fence with budget left, else
+its effect UNKNOWN and nothing resent. A certified refusal before effect (401, 403) stops the
+run with ``credential.rejected``, the child in RETRY_WAIT, NONE_PROVEN, for the next run once
+the credential is fixed.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """Taking over a child a lost run left behind: wait out its lease, record the lost submit.
 
-A run that died keeps its leases until they expire by the journal clock (the environment's
-``leases.ttl_s``). An operator command that must take a child over (`resume --apply`,
-`reconcile --apply` of a child left in SUBMITTING) waits for that expiry instead of refusing,
-bounded by one TTL: a holder that is alive renews its lease and the command then refuses with
-``journal.lease_held`` as before. A child left in SUBMITTING becomes UNKNOWN (the request may
-have reached the receiver; nothing is resent) under an observation lease: the same transition
-the supervisor takes on resume.
+A dead run's leases expire by the journal clock within ``leases.ttl_s``. An operator command
+that takes a child over (`resume --apply`, `reconcile --apply` of a child left in SUBMITTING)
+waits that long at most instead of refusing (a live holder renews its lease: the command then
+refuses with ``journal.lease_held``). A child left in SUBMITTING becomes UNKNOWN under an
+observation lease (:func:`lost_submit`, the driver's takeover too): nothing is resent.
 """
 
 from __future__ import annotations

@@ -27,10 +27,7 @@ from dpone.executor.transport._auth import (
     TokenGrant,
     build_auth,
 )
-from dpone.executor.transport._credentials import (
-    EnvironmentCredentialResolver,
-    resolve_credentials,
-)
+from dpone.executor.transport._credentials import EnvironmentCredentialResolver, resolve_credentials
 from dpone.executor.transport._extract import (
     ExtractionError,
     ExtractionFailure,
