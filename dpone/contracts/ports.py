@@ -179,7 +179,7 @@ class DeliveryJournalView(JournalReads, Protocol):
 class SupervisorJournal(JournalReads, Protocol):
     """What a delivery run uses of the journal: admission, leases, attempts, guarded
     transitions, rate turns and the frontier (the supervisor's one writer,
-    ``dpone.executor.supervisor._journal_step``, is typed against this and nothing more)."""
+    ``dpone.executor.supervisor._journal_writer``, is typed against this and nothing more)."""
 
     def admit_parent(self, request: ParentAdmission) -> AdmissionResult: ...
 

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
         expected_echo,
         phase_of,
     )
-    from dpone.executor.supervisor._journal_step import Heartbeat
+    from dpone.executor.supervisor._journal_writer import Heartbeat
     from dpone.executor.supervisor._request import outbound_request, poll_request
     from dpone.executor.supervisor._results import (
         ChildReceipt,
@@ -113,7 +113,7 @@ __getattr__ = lazy_exports(__name__, {
     "family_of": "_decide",
     "deliver": "_deliver",
     "deliver_sync": "_deliver",
-    "Heartbeat": "_journal_step",
+    "Heartbeat": "_journal_writer",
     "JobStatus": "_job_status",
     "classify_status": "_job_status",
     "echo_matches": "_job_status",

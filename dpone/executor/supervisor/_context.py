@@ -1,7 +1,7 @@
 """What one supervised delivery shares: its plan and family, its ports, clock and results.
 
-A :class:`Run` is frozen. Every journal change goes through its writer (``run.steps``,
-:mod:`._journal_step`); every stop goes through :meth:`Run.blocked`, which keeps only bounded
+A :class:`Run` is frozen. Every journal change goes through its writer (``run.writer``,
+:mod:`._journal_writer`); every stop goes through :meth:`Run.blocked`, which keeps only bounded
 scalars as evidence, names the operator's allowed next actions and shuts the run's
 :class:`SendGate`: once any child's effect may be unknown, no new request starts. Requests
 already in flight finish and are recorded (a certified same-key replay is how such a request
@@ -29,7 +29,7 @@ from dpone.contracts.transport import Failure, Response
 from dpone.executor.clock import SleepingWith, SystemClock
 from dpone.executor.supervisor._actions import ACTIONS
 from dpone.executor.supervisor._decide import Family, family_of
-from dpone.executor.supervisor._journal_step import JournalSteps, StepObserver
+from dpone.executor.supervisor._journal_writer import JournalWriter, StepObserver
 from dpone.executor.supervisor._results import DeliveryBlocked
 from dpone.executor.transport import origin_of
 
@@ -99,7 +99,7 @@ class Run:
 
     plan: RestDeliveryPlan
     family: Family
-    steps: JournalSteps
+    writer: JournalWriter
     """The run's one journal writer (every lease, attempt, transition, turn and promotion)."""
     artifacts: ImmutableArtifactPort
     transport: RestTransportPort
@@ -143,7 +143,7 @@ class Run:
 
     def now(self) -> dt.datetime:
         """The journal's (database) clock."""
-        return self.steps.now()
+        return self.writer.now()
 
     def due_in(self, due: dt.datetime | None) -> float:
         """Seconds until ``due`` by the journal clock (0 when due or unset)."""
@@ -193,7 +193,7 @@ def open_run(plan: RestDeliveryPlan, journal: SupervisorJournal,
     """The run of ``plan`` (``profile.unsupported_family`` before anything when the supervisor
     cannot drive its profile)."""
     return Run(plan, family_of(plan.profile.snapshot),
-               JournalSteps(journal, holder, leases or LeasePolicy(), observer), artifacts,
+               JournalWriter(journal, holder, leases or LeasePolicy(), observer), artifacts,
                transport, run_clock(clock, sleep), rng or random.Random(), rate_scope(plan),
                on_wait)
 

@@ -220,10 +220,12 @@ class Record:
 
 @dataclass(frozen=True)
 class RetryLater:
-    """The request provably never started: RETRY_WAIT, the next attempt after ``delay``; with
-    ``delay`` None the submit budget is spent and the child waits for the next run."""
+    """The request provably never started (``failure``): RETRY_WAIT, the next attempt after
+    ``delay``; with ``delay`` None the submit budget is spent and the child waits for the next
+    run."""
 
     delay: float | None
+    failure: Failure
 
 
 @dataclass(frozen=True)
@@ -293,7 +295,7 @@ def submit_move(plan: RestDeliveryPlan, sealed: SealedChild, outcome: Response |
     if outcome.phase is TransportPhase.NOT_STARTED and exchange.state == S.SUBMITTING:
         delay = retry_delay(plan.profile.snapshot.retry.submit, exchange.attempt,
                             exchange.elapsed_s, None, exchange.rng)
-        return RetryLater(delay if isinstance(delay, float) else None)
+        return RetryLater(delay if isinstance(delay, float) else None, outcome)
     return _replay_or_stop(plan, exchange, None, outcome, {})
 
 

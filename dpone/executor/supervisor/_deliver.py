@@ -53,7 +53,7 @@ from dpone.executor.supervisor._actions import (
 from dpone.executor.supervisor._admission import parent_admission
 from dpone.executor.supervisor._context import Run, WaitObserver, Withheld, open_run, scalars
 from dpone.executor.supervisor._decide import UNKNOWN, family_of
-from dpone.executor.supervisor._journal_step import JournalSteps, StepObserver
+from dpone.executor.supervisor._journal_writer import JournalWriter, StepObserver
 from dpone.executor.supervisor._observe import observe, verify
 from dpone.executor.supervisor._results import (
     ChildReceipt,
@@ -91,7 +91,7 @@ def deliver(plan: RestDeliveryPlan, topology: SealedTopology, journal: Superviso
         raise DponeError(code="input.invalid_argument",
                          message="the boundary holds no rows: an empty topology is not admitted; "
                          "the profile's empty_input policy decides what an empty run means")
-    parent = run.steps.admit(parent_admission(plan, topology))
+    parent = run.writer.admit(parent_admission(plan, topology))
     return drive(run, parent, {child.descriptor.ordinal: child
                                for child in topology.children}, wait=wait)
 
@@ -112,8 +112,8 @@ def deliver_sync(plan: RestDeliveryPlan, topology: SealedTopology, journal: Supe
 class Frontier:
     """The contiguous checkpoint frontier of one parent, as this run promotes it."""
 
-    def __init__(self, steps: JournalSteps, parent: ParentOperation, stride: int) -> None:
-        self._steps = steps
+    def __init__(self, writer: JournalWriter, parent: ParentOperation, stride: int) -> None:
+        self._writer = writer
         self._parent_id = parent.parent_id
         self._stride = stride
         self.at = parent.checkpoint_frontier
@@ -135,7 +135,7 @@ class Frontier:
         return self.at
 
     def promote(self) -> None:
-        self.at = self._steps.promote(self._parent_id)
+        self.at = self._writer.promote(self._parent_id)
 
 
 @dataclass
@@ -198,7 +198,7 @@ def drive(run: Run, parent: ParentOperation, sealed: Mapping[int, SealedChild], 
     observing an asynchronous job until it is terminal."""
     width = run.family.width
     children = sorted(parent.children, key=lambda child: child.ordinal)
-    frontier = Frontier(run.steps, parent, run.family.stride)
+    frontier = Frontier(run.writer, parent, run.family.stride)
     with contextlib.ExitStack() as stack:
         pool = None if width == 1 else stack.enter_context(
             ThreadPoolExecutor(max_workers=width, thread_name_prefix="dpone-child"))
@@ -251,8 +251,8 @@ def child(run: Run, operation: ChildOperation, sealed: SealedChild, *,
 def _take_over(run: Run, operation: ChildOperation) -> DeliveryBlocked:
     """A child left in SUBMITTING by a lost worker: UNKNOWN under an observation lease (refused
     while the submitting worker still holds its mutation lease: nothing to take over)."""
-    run.steps.probe(operation.operation_id, "mutation")
-    updated = lost_submit(run.steps, operation)
+    run.writer.probe(operation.operation_id, "mutation")
+    updated = lost_submit(run.writer, operation)
     return run.blocked(updated, UNKNOWN)
 
 
@@ -267,15 +267,15 @@ def finalize_empty(run: Run, operation: ChildOperation) -> ChildOperation | Deli
                          message=f"a {run.plan.source_boundary.mutation_kind} child without rows "
                          "replaces its window with nothing at the receiver; it is submitted, "
                          "never verified without a request")
-    with run.steps.lease(operation.operation_id, "mutation") as lease:
+    with run.writer.lease(operation.operation_id, "mutation") as lease:
         if policy == "skip":
-            return run.steps.step(operation, lease, *finalized)
+            return run.writer.step(operation, lease, *finalized)
         try:
-            return run.steps.step(operation, lease, *finalized)
+            return run.writer.step(operation, lease, *finalized)
         except DponeError as refusal:
             if refusal.code not in PERMANENT_FENCE_REFUSALS:
                 raise
-            refused = run.steps.step(operation, lease, *FENCE_REFUSED, error_code=refusal.code)
+            refused = run.writer.step(operation, lease, *FENCE_REFUSED, error_code=refusal.code)
             return run.blocked(refused, refusal.code)
 
 

@@ -64,8 +64,8 @@ def observe(run: Run, operation: ChildOperation, sealed: SealedChild, *,
     ``once`` returns after the first recorded answer (a trigger's one observation step).
     """
     profile = run.plan.profile.snapshot
-    poll = profile.acknowledgement.poll
-    assert poll is not None  # a family that observes declares its poll (family_of)
+    poll = profile.acknowledgement.poll  # a family that observes declares one (family_of)
+    expired = poll.expired_statuses if poll is not None else ()
     backoff = profile.retry.observation
     deadline = run.clock.monotonic() + profile.timeouts.operation_total_s
     failures = 0
@@ -78,10 +78,10 @@ def observe(run: Run, operation: ChildOperation, sealed: SealedChild, *,
         run.pause(pause)
         if not take_poll_turn(run, deadline):  # the account's shared poll rate
             return operation
-        with run.steps.lease(operation.operation_id, "observation") as lease:
+        with run.writer.lease(operation.operation_id, "observation") as lease:
             response = run.transport.send(poll_request(run.plan, operation.receipt or {}))
             answered = isinstance(response, Response) and (
-                response.status == 200 or response.status in poll.expired_statuses)
+                response.status == 200 or response.status in expired)
             if isinstance(response, Response) and answered:
                 operation, code = _record_poll(run, operation, sealed, lease, response)
                 if code is not None:
@@ -134,7 +134,7 @@ def _record_poll(run: Run, operation: ChildOperation, sealed: SealedChild, lease
     kept = {} if status.about_another_key else evidence_scalars(
         profile.observability.evidence_scalars, response, profile.observability.response_bounds)
     listed = {"evidence_scalars": kept} if kept else {}
-    updated = run.steps.step(operation, lease, *POLL[StateName(operation.state_name), outcome],
+    updated = run.writer.step(operation, lease, *POLL[StateName(operation.state_name), outcome],
                              receipt=receipt, next_check_after=due, error_code=code,
                              observation={**values, "outcome": outcome, **reason, **listed})
     return updated, code
@@ -153,9 +153,9 @@ def verify(run: Run, operation: ChildOperation,
     step, code = verification(StateName(operation.state_name), verdict)
     # The observation lease is held for the verification's own transaction: nothing between
     # the counters read here and their record is I/O.
-    lease = run.steps.claim(operation.operation_id, "observation")
+    lease = run.writer.claim(operation.operation_id, "observation")
     if code is None:
-        return run.steps.step(operation, lease, *step)
+        return run.writer.step(operation, lease, *step)
     extra: dict[str, str | int] = {}
     evidence: str | None = None
     if code == "REST_DELIVERY_PARTIALLY_APPLIED":
@@ -167,7 +167,7 @@ def verify(run: Run, operation: ChildOperation,
         extra = {"expected_rows": expected}
     elif code == "REST_DELIVERY_COUNT_MISMATCH":
         extra = {"expected_rows": expected, **scalars(receipt)}
-    operation = run.steps.step(operation, lease, *step, error_code=code,
+    operation = run.writer.step(operation, lease, *step, error_code=code,
                                evidence_digest=evidence)
     return run.blocked(operation, code, extra=extra or None)
 

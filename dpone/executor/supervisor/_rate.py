@@ -76,11 +76,11 @@ class SubmitTurns:
     def request(self, operation_id: str, lease_token: int | None = None) -> RateTurnRequest:
         """The submit turn and slot of child ``operation_id`` within the budget left; with no
         ``lease_token`` the slot is claimed on the lease ``begin_attempt`` takes."""
-        steps = self._run.steps
+        writer = self._run.writer
         profile = self._run.plan.profile.snapshot
-        claim = ActiveClaim(max_active=profile.rate.max_active_requests, holder=steps.holder,
+        claim = ActiveClaim(max_active=profile.rate.max_active_requests, holder=writer.holder,
                             operation_id=operation_id, lease_token=lease_token,
-                            hold_s=float(profile.timeouts.request_total_s + steps.leases.ttl_s))
+                            hold_s=float(profile.timeouts.request_total_s + writer.leases.ttl_s))
         return RateTurnRequest(scope=self._scope, kind="submit",
                                per_minute=profile.rate.submit_per_minute,
                                max_wait_s=max(self._remaining(), 0.0), active=claim)
@@ -100,7 +100,7 @@ class SubmitTurns:
                 turn, begun = begun, None  # taken with the lease: nothing to wait for or ask
             else:
                 begun, remaining = None, self._remaining()
-                turn = run.steps.take_rate_turn(self.request(lease.operation_id, lease.token))
+                turn = run.writer.take_rate_turn(self.request(lease.operation_id, lease.token))
             if turn.outcome == "granted":
                 self._slot = turn.slot
                 if turn.wait_s > 0:
@@ -117,14 +117,14 @@ class SubmitTurns:
         """Free the held slot now, if any (one that cannot be freed ends with the lease)."""
         slot, self._slot = self._slot, None
         if slot is not None:  # one that cannot be freed now ends with the mutation lease
-            self._run.steps.release_active_slot(slot)
+            self._run.writer.release_active_slot(slot)
 
 
 def take_poll_turn(run: Run, deadline: float) -> bool:
     """Wait for this account's next poll turn; False (nothing taken) when it comes after the
     observation's ``deadline`` (the worker's monotonic clock)."""
     remaining = deadline - run.clock.monotonic()
-    turn = run.steps.take_rate_turn(RateTurnRequest(
+    turn = run.writer.take_rate_turn(RateTurnRequest(
         scope=run.scope, kind="poll",
         per_minute=run.plan.profile.snapshot.rate.poll_per_minute,
         max_wait_s=max(remaining, 0.0)))

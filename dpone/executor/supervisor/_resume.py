@@ -32,7 +32,7 @@ from dpone.contracts.sealed import PAYLOAD_KEY_PREFIX, PayloadDocument, SealedCh
 from dpone.executor.supervisor._actions import OBSERVING_STATES
 from dpone.executor.supervisor._context import WaitObserver, open_run
 from dpone.executor.supervisor._deliver import drive
-from dpone.executor.supervisor._journal_step import StepObserver
+from dpone.executor.supervisor._journal_writer import StepObserver
 from dpone.executor.supervisor._observe import OBSERVATION_LIMIT, observe
 from dpone.executor.supervisor._results import DeliveryBlocked, DeliveryResult
 
@@ -168,7 +168,7 @@ def resume(plan: RestDeliveryPlan, parent_id: str, sealed_children: Sequence[Sea
     """
     run = open_run(plan, journal, artifacts, transport, holder=holder, clock=clock, sleep=sleep,
                    rng=rng, observer=observer, on_wait=on_wait, leases=leases)
-    parent = run.steps.load_parent(parent_id)
+    parent = run.writer.load_parent(parent_id)
     check_plan(plan, parent)
     return drive(run, parent, _by_ordinal(parent, sealed_children), wait=wait)
 
@@ -185,7 +185,7 @@ def observe_receipt(plan: RestDeliveryPlan, operation_id: str, journal: Supervis
         return operation
     run = open_run(plan, journal, artifacts, transport, holder=holder, clock=clock,
                    leases=leases)
-    parent = run.steps.load_parent(operation.parent_id)
+    parent = run.writer.load_parent(operation.parent_id)
     check_plan(plan, parent)
     sealed = read_sealed(parent, operation, artifacts)
     if run.due_in(operation.next_check_after) > 0:

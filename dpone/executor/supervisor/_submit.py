@@ -25,7 +25,6 @@ from dpone.executor.supervisor._context import Run, Withheld
 from dpone.executor.supervisor._decide import (
     Exchange,
     Record,
-    Replay,
     RetryLater,
     Stop,
     classify,
@@ -66,7 +65,7 @@ def submit(run: Run, operation: ChildOperation,
     # is due now, with its submit turn; a later attempt (or one still waiting out its delay) is
     # planned in the loop and takes its turn there.
     turns = SubmitTurns(run, started)
-    with run.steps.begun(operation.operation_id, turns.request(operation.operation_id)) as begun:
+    with run.writer.begun(operation.operation_id, turns.request(operation.operation_id)) as begun:
         lease, planned = begun.lease, begun.attempt
         turns.begun(begun.turn)
         while True:
@@ -74,7 +73,7 @@ def submit(run: Run, operation: ChildOperation,
             if attempt is None:
                 if operation.state_name == StateName.RETRY_WAIT:
                     run.wait_until(operation.next_check_after)
-                attempt = run.steps.plan_attempt(operation.operation_id, lease)
+                attempt = run.writer.plan_attempt(operation.operation_id, lease)
             turns.take(operation, lease)  # the account's shared rate, before any marker
             entered = _enter(run, operation, lease, attempt, replay=replay)
             if isinstance(entered, DeliveryBlocked):
@@ -94,12 +93,12 @@ def submit(run: Run, operation: ChildOperation,
                 return _record(run, operation, lease, move)
             turns.release()  # a back-off to send again holds no active-request slot
             if isinstance(move, RetryLater):
-                assert isinstance(outcome, Failure)
-                operation, replay = _not_started(run, operation, lease, move, outcome), False
+                operation, replay = _not_started(run, operation, lease, move), False
                 continue
             if isinstance(move, Stop):
                 return _stop(run, operation, lease, move)
-            _replay(run, operation, move)
+            # A certified same-key replay: wait out its delay, then send again.
+            run.back_off(operation, "replay", move.reason, operation.attempt_ordinal, move.delay)
             replay = True
 
 
@@ -115,14 +114,14 @@ def _enter(run: Run, operation: ChildOperation, lease: Lease, attempt: AttemptPl
             raise
         return _orphan_marker(run, operation, lease, attempt)
     try:
-        return run.steps.enter_submitting(attempt, marker.digest, lease, operation.revision,
+        return run.writer.enter_submitting(attempt, marker.digest, lease, operation.revision,
                                           replay=replay)
     except DponeError as refusal:
         if (refusal.code not in PERMANENT_FENCE_REFUSALS
                 or operation.state_name != StateName.SEALED):
             raise
         # A higher generation or an applied append scope forbids this mutation for good.
-        refused = run.steps.step(operation, lease, *FENCE_REFUSED, error_code=refusal.code)
+        refused = run.writer.step(operation, lease, *FENCE_REFUSED, error_code=refusal.code)
         return run.blocked(refused, refusal.code)
 
 
@@ -132,7 +131,7 @@ def _send(run: Run, operation: ChildOperation, lease: Lease, request: OutboundRe
     provably never started: RETRY_WAIT, due now). A transport refusal before any byte left is
     recorded and raised."""
     if not run.gate.admit(operation.operation_id, replay=replay):
-        return Withheld(run.steps.step(operation, lease, *NOT_STARTED_RETRY,
+        return Withheld(run.writer.step(operation, lease, *NOT_STARTED_RETRY,
                                        next_check_after=run.now()))
     try:
         return run.transport.send(request)
@@ -151,7 +150,7 @@ def _orphan_marker(run: Run, operation: ChildOperation, lease: Lease,
     nothing is sent; the child's effect is recorded UNKNOWN with the orphan's digest and the run
     stops for a reconciliation."""
     orphan = content_digest(run.artifacts.get_bytes(attempt.marker_key))
-    updated = run.steps.record_orphan_marker(attempt, orphan, lease, operation.revision)
+    updated = run.writer.record_orphan_marker(attempt, orphan, lease, operation.revision)
     return run.blocked(updated, "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN",
                        extra={"orphan_marker_key": attempt.marker_key,
                               "orphan_marker_digest": orphan})
@@ -175,7 +174,7 @@ def _record(run: Run, operation: ChildOperation, lease: Lease,
     # A synchronous answer whose counters account for every row is verified in the same
     # transaction that records it (nothing between the two is I/O).
     verified = VERIFIED_FULL[SYNC_SUCCESS_LANDS_IN] if move.verified else None
-    updated = run.steps.settle(operation, lease, *RESPONSE[StateName(operation.state_name), kind],
+    updated = run.writer.settle(operation, lease, *RESPONSE[StateName(operation.state_name), kind],
                                verified=verified, receipt=receipt, next_check_after=due,
                                error_code=code, evidence_digest=evidence)
     if code is None:
@@ -195,21 +194,22 @@ def _refused_before_sending(run: Run, operation: ChildOperation, lease: Lease,
     request (any other code) would be refused again, so the child ends ``final_not_started``.
     """
     if ERROR_CATALOG[refusal.code].exit_class is ExitClass.UNAVAILABLE:
-        run.steps.step(operation, lease, *NOT_STARTED_RETRY, error_code=refusal.code)
+        run.writer.step(operation, lease, *NOT_STARTED_RETRY, error_code=refusal.code)
         return
-    run.steps.step(operation, lease, *NOT_STARTED_FINAL, error_code=refusal.code)
+    run.writer.step(operation, lease, *NOT_STARTED_FINAL, error_code=refusal.code)
 
 
-def _not_started(run: Run, operation: ChildOperation, lease: Lease, move: RetryLater,
-                 failure: Failure) -> ChildOperation:
+def _not_started(run: Run, operation: ChildOperation, lease: Lease,
+                 move: RetryLater) -> ChildOperation:
     """Proven not started: RETRY_WAIT after a full-jitter delay inside this run's budget.
 
     When the run's submit budget is spent the child still waits in RETRY_WAIT (nothing reached
     the receiver, so nothing is lost by waiting) and the run stops as ``receiver.unavailable``;
     the next run resumes the same delivery key with a new attempt.
     """
+    failure = move.failure
     due = run.now() + dt.timedelta(seconds=move.delay or 0.0)
-    waiting = run.steps.step(operation, lease, *NOT_STARTED_RETRY, next_check_after=due)
+    waiting = run.writer.step(operation, lease, *NOT_STARTED_RETRY, next_check_after=due)
     if move.delay is None:
         raise DponeError(code="receiver.unavailable", operation_id=operation.operation_id,
                          message=f"attempt {operation.attempt_ordinal} provably never reached the "
@@ -221,15 +221,10 @@ def _not_started(run: Run, operation: ChildOperation, lease: Lease, move: RetryL
     return waiting
 
 
-def _replay(run: Run, operation: ChildOperation, move: Replay) -> None:
-    """Wait out a certified same-key replay's delay (the loop then sends again)."""
-    run.back_off(operation, "replay", move.reason, operation.attempt_ordinal, move.delay)
-
-
 def _stop(run: Run, operation: ChildOperation, lease: Lease, move: Stop) -> DeliveryBlocked:
     """Record the stop the decision names and report it."""
     if move.shut_first:
         run.gate.shut(operation.operation_id)  # the effect is unknown from here on
-    updated = run.steps.step(operation, lease, *move.step, receipt=move.receipt,
+    updated = run.writer.step(operation, lease, *move.step, receipt=move.receipt,
                              error_code=move.code)
     return run.blocked(updated, move.code, move.failure, extra=move.extra)

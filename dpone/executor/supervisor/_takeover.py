@@ -18,7 +18,7 @@ from dpone.contracts.journal import ChildOperation, LeaseKindName, SupervisorJou
 from dpone.contracts.ports import Clock
 from dpone.contracts.state import StateContract
 from dpone.executor.supervisor._actions import IN_FLIGHT_STATES
-from dpone.executor.supervisor._journal_step import JournalSteps
+from dpone.executor.supervisor._journal_writer import JournalWriter
 from dpone.executor.supervisor._transitions import MUTATION_LEASE_LOST, state_of
 
 MARGIN_S: Final = 2.0
@@ -35,10 +35,10 @@ def await_lease(journal: SupervisorJournal, operation_id: str, kind: LeaseKindNa
     releasing it proves that); wait for an expiring one at most the lease TTL plus a margin,
     then refuse with the journal's ``journal.lease_held`` (a live holder renews its lease)."""
     deadline = clock.monotonic() + leases.ttl_s + MARGIN_S
-    steps = JournalSteps(journal, holder, leases)
+    writer = JournalWriter(journal, holder, leases)
     while True:
         try:
-            steps.probe(operation_id, kind)
+            writer.probe(operation_id, kind)
         except DponeError as error:
             if error.code != "journal.lease_held":
                 raise
@@ -68,15 +68,15 @@ def record_lost_submit(journal: SupervisorJournal, operation: ChildOperation, *,
     operation = journal.get_child(operation.operation_id)
     if operation.state_name not in IN_FLIGHT_STATES:
         return operation  # its run settled it after all
-    return lost_submit(JournalSteps(journal, holder, leases), operation)
+    return lost_submit(JournalWriter(journal, holder, leases), operation)
 
 
-def lost_submit(steps: JournalSteps, operation: ChildOperation) -> ChildOperation:
+def lost_submit(writer: JournalWriter, operation: ChildOperation) -> ChildOperation:
     """The in-flight ``operation``, whose mutation lease is free, recorded with an UNKNOWN
     effect under an observation lease: the request may have reached the receiver, nothing is
     resent."""
-    with steps.lease(operation.operation_id, "observation") as lease:
-        return steps.step(operation, lease, *MUTATION_LEASE_LOST[state_of(operation)],
+    with writer.lease(operation.operation_id, "observation") as lease:
+        return writer.step(operation, lease, *MUTATION_LEASE_LOST[state_of(operation)],
                           error_code="REST_DELIVERY_REMOTE_EFFECT_UNKNOWN")
 
 

@@ -182,7 +182,7 @@ def test_a_request_that_never_started_waits_within_the_budget(
     assert 0 <= move.delay <= submit.initial_delay_s
     spent = submit_move(SYNC, sealed["sync"], failure, _exchange(elapsed_s=submit.budget_s + 1))
     last = submit_move(SYNC, sealed["sync"], failure, _exchange(attempt=submit.max_attempts))
-    assert spent == last == RetryLater(None)
+    assert spent == last == RetryLater(None, failure)
 
 
 def test_a_request_that_may_have_reached_the_receiver_is_never_resent_unfenced(

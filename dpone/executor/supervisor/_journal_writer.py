@@ -1,9 +1,9 @@
 """The supervisor's one journal writer: every lease, attempt, transition, rate turn and promotion.
 
-:class:`JournalSteps` is the only supervisor code that writes the journal, and it sees the
+:class:`JournalWriter` is the only supervisor code that writes the journal, and it sees the
 journal only as a :class:`~dpone.contracts.ports.SupervisorJournal` (the methods a run uses).
 Each change is one guarded transaction (a revision CAS under a held lease, or under a
-:meth:`~JournalSteps.claim` the transaction itself takes and releases), and every step that moves
+:meth:`~JournalWriter.claim` the transaction itself takes and releases), and every step that moves
 a child tells the run's observer (a progress display) where it stands.
 
 A held lease is renewed by a :class:`Heartbeat` every ``leases.heartbeat_s`` while its holder
@@ -90,7 +90,7 @@ def _request(operation: ChildOperation, transition: Transition, facts: Iterable[
         "expected_revision": revision, "facts": tuple(fact.value for fact in facts), **fields})
 
 
-class JournalSteps:
+class JournalWriter:
     """The journal writes of one holder, with its lease policy and step observer."""
 
     def __init__(self, journal: SupervisorJournal, holder: str, leases: LeasePolicy,
