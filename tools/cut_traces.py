@@ -14,7 +14,8 @@ and writes one JSON document: scenario -> passages.
 Lease renewals are left out (the heartbeat renews on its own clock), and an asynchronous job's
 consecutive ``running`` observations are counted once: how many polls a running job takes
 depends on the machine's speed, not on the code. ``--dialect postgres --dsn URL`` records the
-same scenarios against a PostgreSQL journal (a schema per scenario).
+same scenarios against a PostgreSQL journal (a schema per scenario; without ``--dsn`` on a
+throwaway cluster of its own).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from support.fault_matrix import (  # noqa: E402
     new_receiver,
     trace,
 )
+from support.postgres_cluster import ThrowawayCluster  # noqa: E402
 
 FAULTS = ("none", "commit_then_reset", "throttle_429", "server_error_5xx")
 FAMILIES = ("sync_batch", "async_bulk_job")
@@ -140,14 +142,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     recording = commands.add_parser("record", help="trace every scenario into one JSON file")
     recording.add_argument("--output", type=Path, required=True)
     recording.add_argument("--dialect", choices=("sqlite", "postgres"), default="sqlite")
-    recording.add_argument("--dsn", help="an admin DSN of a PostgreSQL cluster (postgres)")
+    recording.add_argument("--dsn", help="an admin DSN of a PostgreSQL cluster (postgres; "
+                           "default: a throwaway cluster of the machine's server binaries)")
     comparing = commands.add_parser("compare", help="compare two recorded trace files")
     comparing.add_argument("before", type=Path)
     comparing.add_argument("after", type=Path)
     args = parser.parse_args(argv)
     if args.command == "compare":
         return compare(args.before, args.after)
-    traces = record(args.dialect, args.dsn)
+    if args.dialect == "postgres" and args.dsn is None:
+        with ThrowawayCluster() as cluster:  # a cluster of its own, gone afterwards
+            traces = record(args.dialect, cluster.dsn)
+    else:
+        traces = record(args.dialect, args.dsn)
     args.output.write_text(json.dumps(traces, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(f"{len(traces)} scenario(s) -> {args.output}", file=sys.stderr)
     return 0
