@@ -37,6 +37,8 @@ COMMANDS = (
 )
 # `dpone admin` subcommands of their own modules (`admin gate` lives in dpone.cli.admin).
 ADMIN_COMMANDS = (
+    ("audit", "dpone.cli.admin_audit:audit",
+     "Export the environment's audit trail: actor, decision, states, digests (read-only)."),
     ("prune", "dpone.cli.admin_prune:prune",
      "Delete sealed payloads that retention.payload_days lets go (preview without --apply)."),
     ("revocations", "dpone.cli.admin_revoke:revocations",

@@ -390,3 +390,29 @@ class OperatorAction(OperatorActionRecord):
 
     audit_id: Annotated[int, Field(ge=1)]
     at: dt.datetime
+
+
+class AuditRecord(StrictModel):
+    """One row of the journal's audit trail: who (``actor``) took which decision
+    (``transition_id``) on which operation, from and to which state at which revision, with the
+    digests it was expected under (``digests``) and the artifact that proves it
+    (``evidence_digest``)."""
+
+    audit_id: Annotated[int, Field(ge=1)]
+    at: dt.datetime
+    actor: str
+    """The lease holder of the run that took it, ``journal.admission``, or the operator."""
+    operation_id: str
+    operation_namespace: str | None
+    tenant_id: str | None
+    transition_id: str
+    """The decision: a transition of the design contract, or ``operator_<command>``."""
+    from_state: str | None
+    to_state: str | None
+    revision: int | None
+    reconciliation_id: str | None
+    evidence_digest: str | None
+    """The content-addressed artifact that proves the decision, when one does."""
+    digests: dict[str, Any]
+    """The digests the decision was expected under (plan, payload, intent...) and, for an
+    operator action, its command, revisions and details."""

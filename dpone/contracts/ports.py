@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from dpone.contracts.journal import (
         AdmissionResult,
         AttemptPlan,
+        AuditRecord,
         ChildOperation,
         DeliverySummary,
         Lease,
@@ -148,6 +149,13 @@ class DeliveryJournalView(JournalReads, Protocol):
     def list_operator_actions(self, operation_ids: Sequence[str]) -> Sequence[OperatorAction]:
         """The audited operator actions (audit rows ``operator_<command>``) of these
         operations, oldest first: the audit trail `dpone delivery inspect` shows."""
+        ...
+
+    def list_audit(self, *, operation_id: str | None = None, since: dt.datetime | None = None,
+                   limit: int) -> Sequence[AuditRecord]:
+        """The environment's audit records, oldest first, at most ``limit``: of the delivery or
+        child ``operation_id`` (a delivery's includes its children's) and recorded at or after
+        ``since`` (journal time), when given (a read that writes nothing)."""
         ...
 
     def list_live_leases(self, parent_id: str) -> Sequence[Lease]:

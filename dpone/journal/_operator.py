@@ -1,4 +1,5 @@
-"""The operator audit trail: audit rows ``operator_<command>`` appended and read back.
+"""The operator audit trail: audit rows ``operator_<command>`` appended and read back, and the
+whole audit trail read for export (:func:`audit_records`).
 
 An operator action (``dpone delivery resume --apply``, ``dpone delivery reconcile --apply``) is
 one ``rest_delivery_audit`` row: ``actor`` the operator, ``transition_id`` ``operator_<command>``,
@@ -8,12 +9,14 @@ one ``rest_delivery_audit`` row: ``actor`` the operator, ``transition_id`` ``ope
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from typing import Any
 
 from dpone.contracts._errors import DponeError
 from dpone.contracts.journal import (
     OPERATOR_TRANSITION_PREFIX,
+    AuditRecord,
     OperatorAction,
     OperatorActionRecord,
 )
@@ -63,3 +66,17 @@ def listed(tx: UnitOfWork, operation_ids: Sequence[str]) -> list[OperatorAction]
         return []
     return [decode(tx.codec, row)
             for row in tx.all("list_operator_actions", operation_ids=list(operation_ids))]
+
+
+def audit_records(tx: UnitOfWork, *, operation_id: str | None, since: dt.datetime | None,
+                  limit: int) -> list[AuditRecord]:
+    """``list_audit`` rows as typed records (``digests`` decoded once here)."""
+    return [AuditRecord(
+        audit_id=int(row["audit_id"]), at=tx.codec.moment(row["at"]), actor=row["actor"],
+        operation_id=row["operation_id"], operation_namespace=row["operation_namespace"],
+        tenant_id=row["tenant_id"], transition_id=row["transition_id"],
+        from_state=row["from_state"], to_state=row["to_state"],
+        revision=None if row["revision"] is None else int(row["revision"]),
+        reconciliation_id=row["reconciliation_id"], evidence_digest=row["evidence_digest"],
+        digests=dict(tx.codec.document(row["digests"]) or {}))
+        for row in tx.all("list_audit", operation_id=operation_id, since=since, limit=limit)]

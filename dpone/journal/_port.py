@@ -20,6 +20,7 @@ from dpone.contracts.design import load_state_contract
 from dpone.contracts.journal import (
     AdmissionResult,
     AttemptPlan,
+    AuditRecord,
     ChildOperation,
     DeliverySummary,
     Lease,
@@ -177,6 +178,15 @@ class JournalBase(ABC):
     def list_operator_actions(self, operation_ids: Sequence[str]) -> Sequence[OperatorAction]:
         return self._run(self._owned(
             operation_ids, lambda tx: operator.listed(tx, operation_ids)), "read")
+
+    def list_audit(self, *, operation_id: str | None = None, since: dt.datetime | None = None,
+                   limit: int) -> Sequence[AuditRecord]:
+        def listed(tx: UnitOfWork) -> list[AuditRecord]:
+            return operator.audit_records(tx, operation_id=operation_id, since=since,
+                                          limit=limit)
+
+        # One operation's trail is its namespace's; the whole trail is the environment's.
+        return self._run(self._owned([operation_id], listed) if operation_id else listed, "read")
 
     def list_live_leases(self, parent_id: str) -> Sequence[Lease]:
         return self._run(self._owned([parent_id], lambda tx: live_leases(tx, parent_id)),

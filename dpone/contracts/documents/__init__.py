@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from dpone.contracts.documents._audit import AUDIT_EXPORT_SCHEMA_ID, AuditEntry, AuditExport
 from dpone.contracts.documents._children import ChildRow, ReceiptScalar
 from dpone.contracts.documents._compile import (
     CHECK_RESULT_SCHEMA_ID,
@@ -111,6 +112,7 @@ DOCUMENTS: Final[dict[str, Any]] = {
     ERROR_SCHEMA_ID: ErrorDocument,
     REVOCATION_LIST_SCHEMA_ID: RevocationListDocument,
     PAYLOAD_PRUNE_SCHEMA_ID: PayloadPruneDocument,
+    AUDIT_EXPORT_SCHEMA_ID: AuditExport,
 }
 """Schema id -> the type its JSON Schema is generated from (a model or an annotated union)."""
 
@@ -124,6 +126,7 @@ the process-cut fault matrix's evidence."""
 
 __all__ = [
     "ARTIFACT_DOCUMENTS",
+    "AUDIT_EXPORT_SCHEMA_ID",
     "CHECK_RESULT_SCHEMA_ID",
     "DELIVERY_INSPECTION_SCHEMA_ID",
     "DELIVERY_LIST_SCHEMA_ID",
@@ -144,6 +147,8 @@ __all__ = [
     "SEAL_RESULT_SCHEMA_ID",
     "ArtifactSummary",
     "AttemptSummary",
+    "AuditEntry",
+    "AuditExport",
     "BindingSummary",
     "BlockedResult",
     "BlockedSection",

@@ -3,10 +3,10 @@ written from real CLI runs against the mock receiver: ``goldens/cli/<schema id>[
 
 Volatile values are normalized before comparison: every 64-hex digest or id becomes
 ``<hexN>`` numbered in order of first appearance (so equal values stay visibly equal), instants
-become ``<timestamp>``, ages ``<age>``, the receiver's port ``<port>`` and its job run prefix
-``<run>``, and the temporary and repository directories ``<tmp>`` and ``<repo>``. Update with
-``pytest tests/integration/cli/test_cli_document_goldens.py --snapshot-update`` and review the
-diff.
+become ``<timestamp>``, ages ``<age>``, the receiver's port ``<port>``, its job run prefix
+``<run>``, a run's lease holder (host and process) ``<holder>``, and the temporary and
+repository directories ``<tmp>`` and ``<repo>``. Update with ``pytest
+tests/integration/cli/test_cli_document_goldens.py --snapshot-update`` and review the diff.
 """
 
 from __future__ import annotations
@@ -33,12 +33,13 @@ KINDS = ("dpone.check_result.v1", "dpone.plan_result.v1", "dpone.seal_result.v1"
          "dpone.delivery_result.v1-empty", "dpone.delivery_inspection.v1",
          "dpone.delivery_resume_preview.v1", "dpone.delivery_list.v1",
          "dpone.delivery_reconcile_result.v1", "dpone.error.v1", "dpone.mutation_gate.v1",
-         "dpone.revocation_list.v1", "dpone.payload_prune.v1")
+         "dpone.revocation_list.v1", "dpone.payload_prune.v1", "dpone.audit_export.v1")
 _AGES = frozenset({"age_s", "receipt_age_s"})
 _VOLATILE = re.compile(r"(?P<hex>[0-9a-f]{64})"
                        r"|(?P<instant>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?)"
                        r"|(?P<port>(?<=127\.0\.0\.1:)\d+)"
-                       r"|(?P<run>(?<=job-)[0-9a-f]{8}(?=-))")
+                       r"|(?P<run>(?<=job-)[0-9a-f]{8}(?=-))"
+                       r"|(?P<holder>(?<=^dpone-cli:)[^:]+:\d+$)")
 
 
 class CliGolden(SingleFileSnapshotExtension):
@@ -149,6 +150,8 @@ def _runs(dpone: Dpone, receiver: ReceiverThread, root: Path,
     yield "dpone.payload_prune.v1", _document(dpone(
         "admin", "prune", "--journal", dpone.journal_url, "--artifacts",
         str(dpone.state / "artifacts"), "--format", "json"))
+    yield "dpone.audit_export.v1", _document(dpone(
+        "admin", "audit", "--journal", dpone.journal_url, "--limit", "3", "--format", "json"))
 
 
 @pytest.fixture(scope="module")

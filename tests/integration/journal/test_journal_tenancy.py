@@ -82,6 +82,7 @@ def _foreign_calls(parent: ParentOperation, attempt_id: str
         "list_observations": lambda j: j.list_observations(done),
         "list_operator_actions": lambda j: j.list_operator_actions([parent.parent_id, done]),
         "list_live_leases": lambda j: j.list_live_leases(parent.parent_id),
+        "list_audit": lambda j: j.list_audit(operation_id=parent.parent_id, limit=10),
         "find_parent": lambda j: j.find_parent(request_a.tenancy, request_a.parent_plan_digest),
         "check_admitted_leases": lambda j: j.check_admitted_leases(
             tenancy(TENANT_A), request_a.plan_digest, request_a.boundary_from,
@@ -116,7 +117,7 @@ def _foreign_calls(parent: ParentOperation, attempt_id: str
 
 CALLS = (
     "load_parent", "get_child", "list_attempts", "list_observations", "list_operator_actions",
-    "list_live_leases",
+    "list_live_leases", "list_audit",
     "find_parent", "check_admitted_leases", "admit_parent", "acquire_lease", "release_lease",
     "renew_lease", "check_lease", "begin_attempt", "plan_attempt", "enter_submitting",
     "record_orphan_marker", "transition", "settle_response", "reconcile", "promote_frontier",

@@ -405,6 +405,20 @@ SELECT transition_id FROM rest_delivery_audit
  WHERE operation_id = %(operation_id)s AND environment_id = %(environment_id)s
    AND revision = %(revision)s;
 
+-- name: list_audit
+-- The environment's audit records, oldest first: of one operation and, for a delivery, its
+-- children (%(operation_id)s NULL: every operation), recorded at or after %(since)s (NULL:
+-- always).
+SELECT audit_id, at, actor, operation_id, operation_namespace, tenant_id, transition_id,
+       from_state, to_state, revision, reconciliation_id, evidence_digest, digests
+  FROM rest_delivery_audit
+ WHERE environment_id = %(environment_id)s
+   AND (%(operation_id)s::text IS NULL OR operation_id = %(operation_id)s::text
+        OR left(operation_id, length(%(operation_id)s::text) + 1) = %(operation_id)s::text || '_')
+   AND (%(since)s::timestamptz IS NULL OR at >= %(since)s::timestamptz)
+ ORDER BY audit_id
+ LIMIT %(limit)s;
+
 -- name: list_operator_actions
 -- The audited operator actions (transition ids operator_<command>) of some operations, oldest
 -- first.

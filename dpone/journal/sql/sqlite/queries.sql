@@ -351,6 +351,19 @@ SELECT transition_id FROM rest_delivery_audit
  WHERE operation_id = :operation_id AND environment_id = :environment_id
    AND revision = :revision;
 
+-- name: list_audit
+-- The environment's audit records, oldest first: of one operation and, for a delivery, its
+-- children (:operation_id NULL: every operation), recorded at or after :since (NULL: always).
+SELECT audit_id, at, actor, operation_id, operation_namespace, tenant_id, transition_id,
+       from_state, to_state, revision, reconciliation_id, evidence_digest, digests
+  FROM rest_delivery_audit
+ WHERE environment_id = :environment_id
+   AND (:operation_id IS NULL OR operation_id = :operation_id
+        OR substr(operation_id, 1, length(:operation_id) + 1) = :operation_id || '_')
+   AND (:since IS NULL OR julianday(at) >= julianday(:since))
+ ORDER BY audit_id
+ LIMIT :limit;
+
 -- name: list_operator_actions
 -- The audited operator actions (transition ids operator_<command>) of some operations, oldest
 -- first.
