@@ -20,7 +20,7 @@ import click
 from dpone.cli._environment import ControlPlane, resolve_control_plane
 from dpone.cli._hints import redact
 from dpone.cli._inputs import ControlPlaneArgs, close_quietly, control_plane_options, open_existing_journal
-from dpone.cli._output import run_guarded
+from dpone.cli._output import emit_json, run_guarded
 from dpone.cli._table import text_table
 from dpone.contracts import DponeError
 from dpone.contracts.documents import AuditEntry, AuditExport
@@ -104,8 +104,7 @@ def audit(control: ControlPlaneArgs, operation_id: str | None, since_text: str |
                 click.echo(json.dumps(entry.model_dump(mode="json", by_alias=True),
                                       sort_keys=True, ensure_ascii=False))
         elif fmt == "json":
-            click.echo(json.dumps(document.model_dump(mode="json", by_alias=True), indent=2,
-                                  sort_keys=True, ensure_ascii=False))
+            emit_json(document)
         else:
             click.echo(_text(document))
         return 0

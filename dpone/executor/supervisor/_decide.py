@@ -391,8 +391,12 @@ def counters(profile: OperationProfile,
 
 def proves_full(profile: OperationProfile, receipt: Mapping[str, object],
                 sealed: SealedChild) -> bool:
-    """True when ``receipt``'s counters account for every sealed row as accepted."""
-    return counters(profile, receipt) == (sealed.descriptor.row_count, 0)
+    """True when ``receipt``'s counters account for every sealed row as accepted (the
+    verdict's ``applied``)."""
+    return counter_verdict("succeeded", sealed.descriptor.row_count,
+                           receipt.get("accepted_rows"), receipt.get("rejected_rows"),
+                           rejected_declared=profile.verification.rejected_rows
+                           is not None) == "applied"
 
 
 def verification(state: S, verdict: Verdict) -> tuple[Step, str | None]:

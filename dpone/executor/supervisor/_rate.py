@@ -64,7 +64,6 @@ class SubmitTurns:
     def __init__(self, run: Run, started: float) -> None:
         self._run = run
         self._started = started
-        self._scope = run.scope
         self._slot: ActiveSlot | None = None
         self._begun: RateTurn | None = None
         self._rng = random.Random()
@@ -81,7 +80,7 @@ class SubmitTurns:
         claim = ActiveClaim(max_active=profile.rate.max_active_requests, holder=writer.holder,
                             operation_id=operation_id, lease_token=lease_token,
                             hold_s=float(profile.timeouts.request_total_s + writer.leases.ttl_s))
-        return RateTurnRequest(scope=self._scope, kind="submit",
+        return RateTurnRequest(scope=self._run.scope, kind="submit",
                                per_minute=profile.rate.submit_per_minute,
                                max_wait_s=max(self._remaining(), 0.0), active=claim)
 
@@ -107,10 +106,10 @@ class SubmitTurns:
                     run.clock.sleep(turn.wait_s)
                 return
             if turn.outcome == "beyond_budget":
-                raise rate_limited(operation, "submit", turn.wait_s, remaining, self._scope)
+                raise rate_limited(operation, "submit", turn.wait_s, remaining, self._run.scope)
             pause = self._rng.uniform(*SLOT_RETRY_S)
             if pause > remaining:
-                raise rate_limited(operation, None, pause, remaining, self._scope)
+                raise rate_limited(operation, None, pause, remaining, self._run.scope)
             run.clock.sleep(pause)
 
     def release(self) -> None:
