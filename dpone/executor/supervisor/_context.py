@@ -31,6 +31,7 @@ from dpone.executor.supervisor._actions import ACTIONS
 from dpone.executor.supervisor._decide import Family, family_of
 from dpone.executor.supervisor._journal_writer import JournalWriter, StepObserver
 from dpone.executor.supervisor._results import DeliveryBlocked
+from dpone.executor.supervisor._telemetry import Telemetry
 from dpone.executor.transport import origin_of
 
 DUE_MARGIN_S: Final = 0.05
@@ -108,6 +109,8 @@ class Run:
     rng: random.Random
     scope: RateScope
     """The receiver account the run sends to (its shared rate limits)."""
+    telemetry: Telemetry
+    """Metrics, log events and spans of the run (told after each step; never decides)."""
     on_wait: WaitObserver | None = None
     gate: SendGate = field(default_factory=SendGate)
     """Shut at the first stop: no new request of this run starts after it."""
@@ -116,6 +119,7 @@ class Run:
                  outcome: Response | Failure | int, attempt: int, delay_s: float) -> None:
         """Tell the wait observer that ``operation``'s ``action`` failed (``outcome``: the
         response, the transport failure or an HTTP status) and is repeated in ``delay_s``."""
+        self.telemetry.retrying(action, outcome)
         if self.on_wait is None:
             return
         retry = self.plan.profile.snapshot.retry
@@ -192,10 +196,13 @@ def open_run(plan: RestDeliveryPlan, journal: SupervisorJournal,
              on_wait: WaitObserver | None = None, leases: LeasePolicy | None = None) -> Run:
     """The run of ``plan`` (``profile.unsupported_family`` before anything when the supervisor
     cannot drive its profile)."""
-    return Run(plan, family_of(plan.profile.snapshot),
-               JournalWriter(journal, holder, leases or LeasePolicy(), observer), artifacts,
-               transport, run_clock(clock, sleep), rng or random.Random(), rate_scope(plan),
-               on_wait)
+    family = family_of(plan.profile.snapshot)
+    telemetry = Telemetry(profile=plan.profile.snapshot.id, family=family.name,
+                          environment=plan.environment.ref)
+    return Run(plan, family,
+               JournalWriter(journal, holder, leases or LeasePolicy(), observer, telemetry),
+               artifacts, transport, run_clock(clock, sleep), rng or random.Random(),
+               rate_scope(plan), telemetry, on_wait)
 
 
 def rate_scope(plan: RestDeliveryPlan) -> RateScope:

@@ -33,6 +33,9 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Final
+
+from opentelemetry import trace
 
 from dpone.contracts import DponeError
 from dpone.contracts.binding import LeasePolicy
@@ -65,8 +68,12 @@ from dpone.executor.supervisor._results import (
 from dpone.executor.supervisor._submit import PERMANENT_FENCE_REFUSALS, submit
 from dpone.executor.supervisor._takeover import lost_submit
 from dpone.executor.supervisor._transitions import EMPTY_INPUT, FENCE_REFUSED
+from dpone.observability import tracing
+from dpone.observability.stages import stage
 
 ChildOutcome = ChildOperation | DeliveryBlocked | Withheld
+RESULT_NAMES: Final = {DeliveryCompleted: "completed", DeliveryPending: "incomplete",
+                       DeliveryBlocked: "blocked"}
 
 
 def deliver(plan: RestDeliveryPlan, topology: SealedTopology, journal: SupervisorJournal,
@@ -91,9 +98,13 @@ def deliver(plan: RestDeliveryPlan, topology: SealedTopology, journal: Superviso
         raise DponeError(code="input.invalid_argument",
                          message="the boundary holds no rows: an empty topology is not admitted; "
                          "the profile's empty_input policy decides what an empty run means")
-    parent = run.writer.admit(parent_admission(plan, topology))
-    return drive(run, parent, {child.descriptor.ordinal: child
-                               for child in topology.children}, wait=wait)
+    fields = {"plan_digest": topology.plan_digest, "profile": run.telemetry.profile,
+              "environment": run.telemetry.environment}
+    with stage("deliver", **fields):
+        with stage("admit", **fields):
+            parent = run.writer.admit(parent_admission(plan, topology))
+        return drive(run, parent, {child.descriptor.ordinal: child
+                                   for child in topology.children}, wait=wait)
 
 
 def deliver_sync(plan: RestDeliveryPlan, topology: SealedTopology, journal: SupervisorJournal,
@@ -135,7 +146,8 @@ class Frontier:
         return self.at
 
     def promote(self) -> None:
-        self.at = self._writer.promote(self._parent_id)
+        with tracing.span("dpone.child.promote", parent_id=self._parent_id):
+            self.at = self._writer.promote(self._parent_id)
 
 
 @dataclass
@@ -197,6 +209,8 @@ def drive(run: Run, parent: ParentOperation, sealed: Mapping[int, SealedChild], 
     ordinal) with up to the family's width in flight (see the module doc); ``wait`` keeps
     observing an asynchronous job until it is terminal."""
     width = run.family.width
+    run.telemetry.admitted(parent.plan_digest)
+    trace.get_current_span().set_attributes(tracing.attributes({"parent_id": parent.parent_id}))
     children = sorted(parent.children, key=lambda child: child.ordinal)
     frontier = Frontier(run.writer, parent, run.family.stride)
     with contextlib.ExitStack() as stack:
@@ -217,7 +231,13 @@ def drive(run: Run, parent: ParentOperation, sealed: Mapping[int, SealedChild], 
                 driver.record(operation, step)
         while driver.running:
             driver.settle(until_all=True)
-    return _result(parent, children, frontier, driver)
+    try:
+        result = _result(parent, children, frontier, driver)
+    except BaseException:
+        run.telemetry.ended("blocked")
+        raise
+    run.telemetry.ended(RESULT_NAMES[type(result)])
+    return result
 
 
 def child(run: Run, operation: ChildOperation, sealed: SealedChild, *,
@@ -232,17 +252,20 @@ def child(run: Run, operation: ChildOperation, sealed: SealedChild, *,
     if operation.state_name in IN_FLIGHT_STATES:
         return _take_over(run, operation)
     if operation.state_name in SUBMITTABLE_STATES or reconciled_absent(operation):
-        submitted = submit(run, operation, sealed)
+        with run.telemetry.child("submit", operation):
+            submitted = submit(run, operation, sealed)
         if isinstance(submitted, DeliveryBlocked | Withheld):
             return submitted
         operation = submitted
     if operation.state_name in OBSERVING_STATES:
-        observed = observe(run, operation, sealed, wait=wait)
+        with run.telemetry.child("observe", operation):
+            observed = observe(run, operation, sealed, wait=wait)
         if isinstance(observed, DeliveryBlocked) or observed.state_name in OBSERVING_STATES:
             return observed
         operation = observed
     if operation.state_name in VERIFYING_STATES:
-        return verify(run, operation, sealed)
+        with run.telemetry.child("verify", operation):
+            return verify(run, operation, sealed)
     if operation.axes.checkpoint_state == "ELIGIBLE" or finished(operation):
         return operation
     return run.blocked(operation, operation.last_error_code or "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN")

@@ -37,6 +37,7 @@ from dpone.contracts.journal import (
 )
 from dpone.contracts.rate import ActiveSlot, RateTurn, RateTurnRequest
 from dpone.contracts.state import Fact, Transition
+from dpone.executor.supervisor._telemetry import Telemetry
 
 StepObserver = Callable[[ChildOperation, str], None]
 """Told every journal step; called from the thread of the child (several at once when a
@@ -91,14 +92,16 @@ def _request(operation: ChildOperation, transition: Transition, facts: Iterable[
 
 
 class JournalWriter:
-    """The journal writes of one holder, with its lease policy and step observer."""
+    """The journal writes of one holder, with its lease policy, step observer and telemetry."""
 
     def __init__(self, journal: SupervisorJournal, holder: str, leases: LeasePolicy,
-                 observer: StepObserver | None = None) -> None:
+                 observer: StepObserver | None = None,
+                 telemetry: Telemetry | None = None) -> None:
         self._journal = journal
         self.holder = holder
         self.leases = leases
         self._observer = observer
+        self._telemetry = telemetry
         self._settled: set[tuple[str, str, int]] = set()
         """Leases a settling transaction released: their block releases nothing more."""
         self._settling = threading.Lock()
@@ -189,7 +192,10 @@ class JournalWriter:
         return steps[-1]
 
     def notify(self, operation: ChildOperation, transition_id: str) -> None:
-        """Tell the observer (progress display) where ``operation`` now stands."""
+        """Tell the observer (progress display) and the run's telemetry where ``operation`` now
+        stands."""
+        if self._telemetry is not None:
+            self._telemetry.step(operation, transition_id)
         if self._observer is not None:
             self._observer(operation, transition_id)
 

@@ -79,7 +79,9 @@ def observe(run: Run, operation: ChildOperation, sealed: SealedChild, *,
         if not take_poll_turn(run, deadline):  # the account's shared poll rate
             return operation
         with run.writer.lease(operation.operation_id, "observation") as lease:
+            started = run.clock.monotonic()
             response = run.transport.send(poll_request(run.plan, operation.receipt or {}))
+            run.telemetry.exchanged("poll_receipt", response, run.clock.monotonic() - started)
             answered = isinstance(response, Response) and (
                 response.status == 200 or response.status in expired)
             if isinstance(response, Response) and answered:

@@ -103,6 +103,7 @@ class SubmitTurns:
             if turn.outcome == "granted":
                 self._slot = turn.slot
                 if turn.wait_s > 0:
+                    run.telemetry.waited("submit", turn.wait_s)
                     run.clock.sleep(turn.wait_s)
                 return
             if turn.outcome == "beyond_budget":
@@ -110,6 +111,7 @@ class SubmitTurns:
             pause = self._rng.uniform(*SLOT_RETRY_S)
             if pause > remaining:
                 raise rate_limited(operation, None, pause, remaining, self._run.scope)
+            run.telemetry.waited("submit", pause)
             run.clock.sleep(pause)
 
     def release(self) -> None:
@@ -130,5 +132,6 @@ def take_poll_turn(run: Run, deadline: float) -> bool:
     if turn.outcome != "granted":
         return False
     if turn.wait_s > 0:
+        run.telemetry.waited("poll", turn.wait_s)
         run.clock.sleep(turn.wait_s)
     return True

@@ -35,6 +35,7 @@ from dpone.executor.supervisor._deliver import drive
 from dpone.executor.supervisor._journal_writer import StepObserver
 from dpone.executor.supervisor._observe import OBSERVATION_LIMIT, observe
 from dpone.executor.supervisor._results import DeliveryBlocked, DeliveryResult
+from dpone.observability.stages import stage
 
 
 def _conflict(message: str, operation_id: str | None = None, **details: object) -> DponeError:
@@ -168,9 +169,11 @@ def resume(plan: RestDeliveryPlan, parent_id: str, sealed_children: Sequence[Sea
     """
     run = open_run(plan, journal, artifacts, transport, holder=holder, clock=clock, sleep=sleep,
                    rng=rng, observer=observer, on_wait=on_wait, leases=leases)
-    parent = run.writer.load_parent(parent_id)
-    check_plan(plan, parent)
-    return drive(run, parent, _by_ordinal(parent, sealed_children), wait=wait)
+    with stage("resume", parent_id=parent_id, profile=run.telemetry.profile,
+               environment=run.telemetry.environment):
+        parent = run.writer.load_parent(parent_id)
+        check_plan(plan, parent)
+        return drive(run, parent, _by_ordinal(parent, sealed_children), wait=wait)
 
 
 def observe_receipt(plan: RestDeliveryPlan, operation_id: str, journal: SupervisorJournal,
@@ -190,7 +193,9 @@ def observe_receipt(plan: RestDeliveryPlan, operation_id: str, journal: Supervis
     sealed = read_sealed(parent, operation, artifacts)
     if run.due_in(operation.next_check_after) > 0:
         return operation
-    outcome = observe(run, operation, sealed, wait=False, once=True)
+    run.telemetry.admitted(parent.plan_digest)
+    with run.telemetry.child("observe", operation):
+        outcome = observe(run, operation, sealed, wait=False, once=True)
     if isinstance(outcome, DeliveryBlocked) and outcome.code == OBSERVATION_LIMIT:
         # Nothing is polled any more, yet the child stays observing: say so, or a trigger
         # would wait on it for ever.

@@ -133,14 +133,19 @@ def _send(run: Run, operation: ChildOperation, lease: Lease, request: OutboundRe
     if not run.gate.admit(operation.operation_id, replay=replay):
         return Withheld(run.writer.step(operation, lease, *NOT_STARTED_RETRY,
                                        next_check_after=run.now()))
+    started = run.clock.monotonic()
     try:
-        return run.transport.send(request)
+        outcome = run.transport.send(request)
     except DponeError as refusal:
         run.gate.shut(operation.operation_id)
         if operation.state_name == StateName.SUBMITTING:
             _refused_before_sending(run, operation, lease, refusal)
         refusal.operation_id = refusal.operation_id or operation.operation_id
         raise
+    run.telemetry.sent(operation, request.content_length)
+    run.telemetry.exchanged("replay" if replay else "submit", outcome,
+                            run.clock.monotonic() - started)
+    return outcome
 
 
 def _orphan_marker(run: Run, operation: ChildOperation, lease: Lease,
