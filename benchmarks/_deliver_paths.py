@@ -203,13 +203,20 @@ def child_env(token: str) -> dict[str, str]:
 
 
 def dpone_cli(workload: Path, registry: Path, interval: tuple[str, str], journal_url: str,
-              scratch: Path, token: str, rows: int, wire_bytes: int, children: int) -> Run:
-    """``dpone deliver --wait`` from a cold process; the artifact store stays in ``scratch``."""
-    argv = [*DPONE, "deliver", str(workload), "--registry", str(registry),
+              scratch: Path, token: str, rows: int, wire_bytes: int, children: int, *,
+              telemetry: bool = False) -> Run:
+    """``dpone deliver --wait`` from a cold process; the artifact store stays in ``scratch``.
+    With ``telemetry``: JSON log events on stderr (to a file) and the metrics served on a port
+    while it runs (the ``telemetry`` path)."""
+    logging = ["--log-format", "json"] if telemetry else []
+    serving = ["--metrics-port", str(_free_port())] if telemetry else []
+    argv = [*DPONE, *logging, "deliver", str(workload), "--registry", str(registry),
             "--interval-start", interval[0], "--interval-end", interval[1],
             "--journal", journal_url, "--artifacts", str(scratch / "artifacts"),
-            "--plans", str(scratch / "plans"), "--wait", "--format", "json"]
+            "--plans", str(scratch / "plans"), "--wait", "--format", "json", *serving]
     child = run_child(argv, env=child_env(token), cwd=scratch)
+    if telemetry and '"event":"transition"' not in child.stderr:
+        raise RuntimeError(f"the telemetry run logged no transition event: {child.stderr[-1500:]}")
     try:
         document = json.loads(child.stdout)
     except ValueError:
@@ -218,7 +225,8 @@ def dpone_cli(workload: Path, registry: Path, interval: tuple[str, str], journal
         raise RuntimeError(f"dpone deliver exited {child.returncode} "
                            f"(status {document.get('status')!r}): {child.stdout[-1500:]}"
                            f"{child.stderr[-1500:]}")
-    return Run("dpone", child.seconds, rows, wire_bytes, children, child.peak_rss_mb)
+    return Run("telemetry" if telemetry else "dpone", child.seconds, rows, wire_bytes, children,
+               child.peak_rss_mb)
 
 
 def naive_client(family: str, csv_file: Path, base_url: str, resource: str, scratch: Path,

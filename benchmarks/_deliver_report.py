@@ -13,6 +13,7 @@ LABELS = {"sync": "sync NDJSON (10,000-row batches)",
           "async": "async CSV+gzip jobs (poll interval 0, jobs complete at once)"}
 NOTES = {"dpone": "dpone deliver --wait: cold process (imports, freeze, seal, journal, send, "
                   "verify)",
+         "telemetry": "the same with --log-format json and --metrics-port (events to a file)",
          "naive": "requests + csv + json.dumps per row, no journal (subprocess)",
          "bare": "httpx, the same sealed bodies from memory, nothing else (in-process)"}
 
@@ -69,7 +70,7 @@ class Result:
             "ratios": {f"dpone/{other}": {"median": _round(self.ratio(other)),
                                            "per_repeat": [round(r, 3)
                                                           for r in self.ratios(other)]}
-                       for other in ("naive", "bare") if other in self.runs},
+                       for other in ("naive", "bare", "telemetry") if other in self.runs},
             "per_child_ms_in_process": {
                 part: _round(self.per_child_ms(part))
                 for part in ("journal", "artifacts", "submit", "poll")},
@@ -91,15 +92,19 @@ def render(result: Result, journal_note: str, repeat: int) -> list[str]:
              f"median of {repeat}",
              f"{'path':<6} {'s':>7} {'rows/s':>9} {'MB/s':>7} {'peak RSS MB':>11} "
              f"{'requests':>8} {'dpone/x':>8}  what"]
-    for path in ("dpone", "naive", "bare"):
+    for path in ("dpone", "telemetry", "naive", "bare"):
         run = result.median(path)
         if run is None:
             continue
-        ratio = result.ratio(path) if path != "dpone" else None
+        ratio = result.ratio(path) if path not in ("dpone", "telemetry") else None
         rss = "-" if run.peak_rss_mb is None else f"{run.peak_rss_mb:.0f}"
         lines.append(f"{path:<6} {run.seconds:>7.2f} {run.rows / run.seconds:>9,.0f} "
                      f"{run.wire_bytes / MB / run.seconds:>7.1f} {rss:>11} {run.requests:>8} "
                      f"{'' if ratio is None else f'{ratio:.2f}x':>8}  {NOTES[path]}")
+    if (cost := result.ratio("telemetry")) is not None:
+        per_repeat = result.ratios("telemetry")
+        lines.append(f"telemetry on/off: {cost:.3f}x the time (median runs; per repeat "
+                     f"{', '.join(f'{r:.3f}' for r in per_repeat)})")
     for other in ("naive", "bare"):
         if (ratio := result.ratio(other)) is not None:
             lines.append(f"dpone/{other}: {ratio:.2f}x by rows/s{_spread(result.ratios(other))}")

@@ -170,11 +170,12 @@ class Bench:
     def one(self, path: str, scenario: Scenario, journal: Journal, scratch: Path) -> paths.Run:
         self.receiver.reset()
         rows, sealing = scenario.sealing.rows, scenario.sealing
-        if path == "dpone":
+        if path in ("dpone", "telemetry"):
             interval = (data.INTERVAL[0].isoformat(), data.INTERVAL[1].isoformat())
             with journal.cli_url(scratch) as url:
                 run = paths.dpone_cli(scenario.workload, self.registry, interval, url, scratch,
-                                      self.token, rows, sealing.wire_bytes, sealing.children)
+                                      self.token, rows, sealing.wire_bytes, sealing.children,
+                                      telemetry=path == "telemetry")
             if scenario.bodies is None and "bare" in self.paths:
                 scenario.bodies = paths.sealed_bodies(scenario.plan, scenario.topology,
                                                       scratch / "artifacts")
@@ -196,7 +197,8 @@ class Bench:
 
     @property
     def paths(self) -> list[str]:
-        return ["dpone", *(["naive"] if self.args.peer == "naive" else []), "bare"]
+        return ["dpone", *(["telemetry"] if self.args.telemetry else []),
+                *(["naive"] if self.args.peer == "naive" else []), "bare"]
 
     def measure(self, scenario: Scenario, journal: Journal) -> Result:
         result = Result(scenario.name, journal.name, scenario.sealing)
@@ -265,6 +267,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="lines: the row-counting receiver; mock: `dpone receiver serve` "
                         "(parses every row)")
     parser.add_argument("--skip-cold-start", action="store_true")
+    parser.add_argument("--telemetry", action="store_true",
+                        help="also run dpone deliver with JSON log events and --metrics-port "
+                             "(path telemetry), and print its time over the plain run's")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--output", type=Path, help="also write the JSON document here")
     parser.add_argument("--seed", type=int, default=SEED)

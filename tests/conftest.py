@@ -1,15 +1,22 @@
 """Shared fixtures (a writable copy of the example registry) and the whole-run sentinel search:
-no test secret in any test's output or in the state the run leaves (``support.sentinel_sweep``)."""
+no test secret in any test's output, in the state the run leaves, or in the telemetry every test
+process produced: its log events and its metrics (``support.sentinel_sweep``)."""
 
 from __future__ import annotations
 
 import json
+import logging
+import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client import generate_latest
 
+from dpone.observability.logs import JsonFormatter
+from dpone.observability.metrics import REGISTRY
 from support.common import EXAMPLES, ROOT
 from support.sentinel_sweep import SWEEP, check_report, scan_tree
 
@@ -23,6 +30,27 @@ def registry(tmp_path: Path) -> Path:
 
 
 # -- the whole-run sentinel search (support.sentinel_sweep) ------------------------------------
+# Every test process keeps every ``dpone`` log event (INFO and above, as JSON lines) and, at its
+# end, its metrics exposition in files under the run's temporary directory, which the search
+# reads like every other file there.
+
+@pytest.fixture(scope="session", autouse=True)
+def _telemetry_kept(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    directory = tmp_path_factory.getbasetemp() / f"telemetry-{os.getpid()}"
+    directory.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(directory / "dpone-events.jsonl", encoding="utf-8")
+    handler.setFormatter(JsonFormatter())
+    logging.getLogger("dpone").addHandler(handler)
+    events = logging.getLogger("dpone.delivery")  # a run's transitions and attempts
+    events.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logging.getLogger("dpone").removeHandler(handler)
+        events.setLevel(logging.NOTSET)
+        handler.close()
+        (directory / "metrics.prom").write_bytes(generate_latest(REGISTRY))
+
 # Under pytest-xdist (``-n N``) the controller searches every test report (it receives each
 # worker's, with the captured output) and the run's temporary directory, which holds the workers'
 # own; a worker searches only what lives and dies in it (its PostgreSQL clusters) and hands that

@@ -26,7 +26,7 @@ from dpone.contracts import DponeError
 from dpone.contracts.journal import DeliveryJournalPort, DeliveryJournalView, ParentOperation
 from dpone.contracts.journal_identity import JournalIdentityPort
 from dpone.contracts.plan import RestDeliveryPlan
-from dpone.contracts.ports import ImmutableArtifactPort
+from dpone.contracts.ports import ImmutableArtifactPort, JournalMetricsView
 from dpone.plans import read_plan, read_plan_bytes, read_published_plan, write_plan
 
 if TYPE_CHECKING:
@@ -324,8 +324,9 @@ def load_delivery(journal: DeliveryJournalView, parent_id: str,
     return parent
 
 
-class Journal(DeliveryJournalPort, JournalIdentityPort, Protocol):
-    """What :func:`open_journal` returns: the journal port and the journal's identity."""
+class Journal(DeliveryJournalPort, JournalIdentityPort, JournalMetricsView, Protocol):
+    """What :func:`open_journal` returns: the journal port, the journal's identity and its
+    metrics view."""
 
 
 def open_journal(url: str, *, environment_id: str, tier: str = "development",

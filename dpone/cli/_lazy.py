@@ -16,6 +16,8 @@ from contextvars import ContextVar
 
 import click
 
+from dpone.observability import tracing
+
 # True while a group renders its "Commands:" listing: lookups then answer with the stand-ins.
 _LISTING: ContextVar[bool] = ContextVar("dpone_cli_listing", default=False)
 
@@ -55,6 +57,15 @@ class LazyGroup(click.Group):
         """Register the subcommand ``name``, defined at ``target`` (``module:attribute``), whose
         help starts with the paragraph ``summary``."""
         self.add_command(LazyCommand(name, target, summary), name)
+
+    def resolve_command(self, ctx: click.Context,
+                        args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        """The subcommand; its path (``delivery reconcile``) names the command's span."""
+        name, command, rest = super().resolve_command(ctx, args)
+        if command is not None:
+            path = [*ctx.command_path.split()[1:], command.name or ""]
+            tracing.annotate(command=" ".join(path))
+        return name, command, rest
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         command = self.commands.get(cmd_name)

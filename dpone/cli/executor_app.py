@@ -40,12 +40,14 @@ from dpone.cli._inputs import CalendarDate, ControlPlaneArgs
 from dpone.cli._output import FORMAT_OPTION, emit, render_error
 from dpone.cli._source_root import SOURCE_ROOT_VARIABLE
 from dpone.cli._source_root import source_root as located_source
+from dpone.cli._telemetry import LOG_FORMAT_OPTION, PUSHGATEWAY_OPTION, expose, metrics_port_options, pushed
 from dpone.cli.delivery._boundary_run import BoundaryRun, RunOutcome, deliver_boundary
 from dpone.cli.main import DponeGroup
 from dpone.contracts import DponeError
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.executor.supervisor import check_profile
+from dpone.observability import logs, tracing
 from dpone.plans import read_published_plan_bytes
 
 XCOM_DIR_VARIABLE: Final = "DPONE_XCOM_DIR"
@@ -87,7 +89,7 @@ def _published(store: ImmutableArtifactPort, digest: str) -> tuple[RestDeliveryP
 def run_pinned(*, plan_digest: str | None, interval_start: dt.date, interval_end: dt.date,
                environment: str | None = None, journal: str | None = None,
                artifacts: str | None = None, source_root: Path | str | None = None,
-               wait: bool = False) -> RunOutcome:
+               wait: bool = False, labels: dict[str, str] | None = None) -> RunOutcome:
     """Deliver ``[interval_start, interval_end)`` through the published plan ``plan_digest``.
 
     The stores come from the environment control-plane file ``environment`` (or, without one,
@@ -98,11 +100,15 @@ def run_pinned(*, plan_digest: str | None, interval_start: dt.date, interval_end
     ``exit_code``; ``text``) once the boundary is admitted
     or found empty; raises :class:`~dpone.contracts.DponeError` before that (an unpinned,
     unknown or altered plan, a plan of another environment, an unavailable store).
+    ``labels`` receives the run's environment and profile ids once the plan is read (the
+    grouping key of a metrics push).
     """
     digest = _pinned(plan_digest)
     control = resolve_control_plane(ControlPlaneArgs(environment, None, journal, artifacts))
     store = open_artifact_store(control.artifacts)
     plan, canonical = _published(store, digest)
+    if labels is not None:
+        labels.update(environment=plan.environment.ref, profile=plan.profile.snapshot.id)
     compiled_for = plan.environment.snapshot.environment_id
     if environment is not None and control.environment_id != compiled_for:
         raise DponeError(code="executor.environment_mismatch",
@@ -143,22 +149,26 @@ def write_xcom(document: BaseModel, directory: Path | None = None) -> Path | Non
     return target
 
 
-def _execute(fmt: str, **options: Any) -> int:
-    try:
-        outcome = run_pinned(**options)
-        write_xcom(outcome.document)
-    except DponeError as error:
-        with contextlib.suppress(DponeError):
-            write_xcom(error.document())
-        render_error(error, fmt)
-        return error.exit_code
-    emit(outcome.document, fmt, lambda _: outcome.text)
-    return outcome.exit_code
+def _execute(fmt: str, pushgateway: str | None, **options: Any) -> int:
+    labels: dict[str, str] = {}
+    with pushed(pushgateway, "dpone_executor", labels):
+        try:
+            outcome = run_pinned(**options, labels=labels)
+            write_xcom(outcome.document)
+        except DponeError as error:
+            with contextlib.suppress(DponeError):
+                write_xcom(error.document())
+            render_error(error, fmt)
+            return error.exit_code
+        emit(outcome.document, fmt, lambda _: outcome.text)
+        return outcome.exit_code
 
 
 @click.group(cls=DponeGroup, context_settings={"help_option_names": ["-h", "--help"]})
-def executor() -> None:
+@LOG_FORMAT_OPTION
+def executor(log_format: str | None) -> None:
     """dpone-executor: run a pinned, published plan (the executor image's entrypoint)."""
+    logs.configure(log_format)
 
 
 @executor.command(name="run")
@@ -181,10 +191,13 @@ def executor() -> None:
                    "or an s3:// prefix, whose object is copied to $TMPDIR for the run.")
 @click.option("--wait/--no-wait", "wait", default=False, show_default=True,
               help="Keep observing asynchronous jobs in-process until every child is terminal.")
+@metrics_port_options
+@PUSHGATEWAY_OPTION
 @FORMAT_OPTION
 def run_command(plan_digest: str | None, interval_start: dt.datetime, interval_end: dt.datetime,
                 environment: str | None, journal: str | None, artifacts: str | None,
-                source_root: str | None, wait: bool, fmt: str) -> None:
+                source_root: str | None, wait: bool, metrics_port: int | None,
+                metrics_address: str, pushgateway: str | None, fmt: str) -> None:
     """Deliver [--interval-start, --interval-end) through the pinned plan --plan-digest.
 
     Writes one dpone.delivery_result.v1 document (status completed, pending, blocked, stopped
@@ -193,13 +206,18 @@ def run_command(plan_digest: str | None, interval_start: dt.datetime, interval_e
     unknown or altered plan), 3 unavailable, 4 remote effect unknown or partial, 5 proven
     terminal receiver failure.
     """
-    sys.exit(_execute(fmt, plan_digest=plan_digest, interval_start=interval_start.date(),
+    expose(metrics_port, metrics_address)
+    sys.exit(_execute(fmt, pushgateway, plan_digest=plan_digest, interval_start=interval_start.date(),
                       interval_end=interval_end.date(), environment=environment,
                       journal=journal, artifacts=artifacts, source_root=source_root, wait=wait))
 
 
 def main() -> None:
-    executor(prog_name="dpone-executor")
+    tracing.configure()  # spans only when the OTEL_* variables ask for them; TRACEPARENT joins
+    try:
+        executor(prog_name="dpone-executor")
+    finally:
+        tracing.shutdown()  # every exit path, an error's too, flushes the spans
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m dpone.cli.executor_app`

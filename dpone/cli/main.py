@@ -16,6 +16,8 @@ import click
 from dpone import __version__
 from dpone.cli._lazy import LazyGroup
 from dpone.cli._output import JSON_REQUESTED, failures_rendered, wants_json
+from dpone.cli._telemetry import LOG_FORMAT_OPTION
+from dpone.observability import logs, tracing
 
 # (name, module:attribute, the first paragraph of its help): a listing shows the summary without
 # importing the module; tests/unit/cli/test_cli_lazy_commands.py keeps it equal to the command's.
@@ -28,6 +30,8 @@ COMMANDS = (
      "Deliver [--interval-start, --interval-end) through the plan's operation profile."),
     ("docs", "dpone.cli.docs:docs",
      "Design contract validation and generated reference documentation."),
+    ("metrics", "dpone.cli.metrics:metrics",
+     "The journal's metrics for Prometheus: serve them, or show one scrape (read-only)."),
     ("plan", "dpone.cli.compile:plan",
      "Compile WORKLOAD into a content-addressed dpone.rest_delivery_plan.v1."),
     ("receiver", "dpone.cli.receiver:receiver",
@@ -84,14 +88,20 @@ class DponeGroup(LazyGroup):
             return super().make_context(info_name, args, parent, **extra)
 
     def invoke(self, ctx: click.Context) -> Any:
-        with failures_rendered():
+        """Run the command inside one span ``dpone.command`` (the root of the command's trace,
+        or a child of ``TRACEPARENT``'s): its compile, freeze, seal and delivery spans are one
+        trace."""
+        with failures_rendered(), tracing.span("dpone.command"):
             return super().invoke(ctx)
+
 
 
 @click.group(cls=DponeGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="dpone")
-def cli() -> None:
+@LOG_FORMAT_OPTION
+def cli(log_format: str | None) -> None:
     """dpone: governed REST bulk delivery."""
+    logs.configure(log_format)
 
 
 @click.group(cls=LazyGroup)
@@ -107,4 +117,8 @@ for _name, _target, _summary in DELIVERY_COMMANDS:
 
 
 def main() -> None:
-    cli(prog_name="dpone")
+    tracing.configure()  # spans only when the OTEL_* variables ask for them
+    try:
+        cli(prog_name="dpone")
+    finally:
+        tracing.shutdown()  # every exit path, an error's too, flushes the spans

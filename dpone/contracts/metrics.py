@@ -130,10 +130,11 @@ METRICS: Final[tuple[Metric, ...]] = (
            (ENVIRONMENT, PROFILE, Label("axis", "The state axis.", AXES),
             Label("state", "The state on that axis.", STATE_VALUES)), _J),
     Metric("dpone_journal_unknown_effect_oldest_age_seconds", "gauge",
-           "Age of the oldest child whose remote effect is UNKNOWN (0 when none).",
+           "Time since the submit attempt of the oldest child whose remote effect is UNKNOWN "
+           "started (0 when none).",
            (ENVIRONMENT, PROFILE), _J, "seconds"),
     Metric("dpone_journal_receipt_oldest_age_seconds", "gauge",
-           "Age of the oldest receipt still observed (0 when none).",
+           "Time since the oldest receipt still observed was recorded (0 when none).",
            (ENVIRONMENT, PROFILE), _J, "seconds"),
     Metric("dpone_journal_receipt_ttl_seconds", "gauge",
            "The profile's certified receipt TTL, to compare the oldest receipt's age with.",

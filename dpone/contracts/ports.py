@@ -4,6 +4,7 @@ time only through these, one per capability, read separated from write.
 * :class:`ImmutableArtifactPort`: create-if-absent, digest-verified object storage;
 * :class:`DeliveryJournalView` (read-only: inspection, the trigger, operators) and
   :class:`DeliveryJournalPort` (admission, guarded transitions, leases, checkpointing);
+* :class:`JournalMetricsView`: the journal's numbers for the metrics exporter (read-only);
 * :class:`RestTransportPort`: one request to the bound receiver, a tagged outcome back;
 * :class:`CredentialResolver`: a binding's ``credential_ref`` to an unprintable credential;
 * :class:`Clock`: the worker's monotonic and wall clocks and its sleep.
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
         Tenancy,
         TransitionRequest,
     )
+    from dpone.contracts.journal_metrics import JournalMetricsSnapshot
     from dpone.contracts.rate import ActiveSlot, RateTurn, RateTurnRequest
     from dpone.contracts.retention import RetentionPlan
     from dpone.contracts.revocation import RevocationStatus, RevocationTarget
@@ -181,6 +183,18 @@ class DeliveryJournalView(JournalReads, Protocol):
     def payload_retention(self, environment_id: str) -> RetentionPlan:
         """Which sealed payload keys of the environment's deliveries retention lets go now and
         which stay, and why, by the journal clock (a read that writes nothing)."""
+        ...
+
+
+class JournalMetricsView(Protocol):
+    """The journal's numbers for `dpone metrics serve` (read-only, kept apart from the views a
+    delivery uses: only the metrics exporter holds it)."""
+
+    def metrics_snapshot(self, environment_id: str) -> JournalMetricsSnapshot:
+        """One consistent read of the environment's journal in one read-only transaction, every
+        age by the journal clock (:mod:`dpone.contracts.journal_metrics`). Environment-wide: a
+        platform operator's view across every operation namespace of the environment, which
+        names no operation, digest or namespace."""
         ...
 
 

@@ -26,6 +26,7 @@ from dpone.contracts.state import (
 )
 from dpone.journal._rows import ChildRow
 from dpone.journal._unit import UnitOfWork
+from dpone.observability import metrics
 
 
 class GuardedRow(Protocol):
@@ -48,8 +49,10 @@ def axis_values(state: StateTuple) -> dict[str, str]:
 
 def refusal_error(refusal: TransitionRefused, operation_id: str | None) -> DponeError:
     """Map a guard refusal onto the catalog: CAS refusals vs. illegal transitions."""
-    code = ("journal.revision_conflict" if isinstance(refusal, RevisionConflict)
-            else "journal.illegal_transition")
+    conflict = isinstance(refusal, RevisionConflict)
+    if conflict:
+        metrics.cas_conflict()
+    code = "journal.revision_conflict" if conflict else "journal.illegal_transition"
     return DponeError(code=code, message=str(refusal), operation_id=operation_id,
                       details={"reason": str(refusal.reason),
                                "transition_id": refusal.transition_id})
@@ -142,6 +145,7 @@ def apply_decision(tx: UnitOfWork, contract: StateContract, row: ChildRow,
          "evidence_digest": evidence_digest,
          "digests": {"mutation_intent_digest": row.mutation_intent_digest}})
     if stored is None:
+        metrics.cas_conflict()
         raise DponeError(code="journal.revision_conflict", operation_id=row.operation_id,
                          message=f"{decision.transition_id}: revision {expected_revision} is "
                          "no longer current; reread the operation")

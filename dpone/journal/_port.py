@@ -38,12 +38,14 @@ from dpone.contracts.journal import (
     TransitionRequest,
 )
 from dpone.contracts.journal_identity import EnvironmentIdentity, JournalIdentity
+from dpone.contracts.journal_metrics import JournalMetricsSnapshot
 from dpone.contracts.rate import ActiveSlot, RateTurn, RateTurnRequest
 from dpone.contracts.retention import RetentionPlan
 from dpone.contracts.revocation import RevocationStatus, RevocationTarget
 from dpone.contracts.state import StateContract
 from dpone.journal import _governance as governance
 from dpone.journal import _identity
+from dpone.journal import _metrics as metrics
 from dpone.journal import _operator as operator
 from dpone.journal import _rate as rate
 from dpone.journal import _retention as retention
@@ -223,6 +225,11 @@ class JournalBase(ABC):
     def payload_retention(self, environment_id: str) -> RetentionPlan:
         self._scoped(environment_id)
         return self._run(lambda tx: retention.plan(tx, environment_id), "read")
+
+    def metrics_snapshot(self, environment_id: str) -> JournalMetricsSnapshot:
+        """Environment-wide (every namespace's deliveries): the metrics exporter's view."""
+        self._scoped(environment_id)
+        return self._run(lambda tx: metrics.snapshot(tx, environment_id), "read")
 
     def now(self) -> dt.datetime:
         """The database clock, aware UTC: the clock every lease and due time is decided by."""

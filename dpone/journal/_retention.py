@@ -83,6 +83,12 @@ def _parents(codec: RowCodec, rows: Sequence[Row]) -> dict[str, _Parent]:
     return parents
 
 
+def standings(codec: RowCodec, rows: Sequence[Row]) -> dict[str, RetentionStanding]:
+    """The standing of each parent of ``rows`` (``retention_children`` rows: every child of
+    each parent, with its retention facts), as :func:`plan` decides it."""
+    return {parent_id: parent.standing()[0] for parent_id, parent in _parents(codec, rows).items()}
+
+
 def plan(tx: UnitOfWork, environment_id: str) -> RetentionPlan:
     """The environment's retention plan now (a read that writes nothing)."""
     parents = _parents(tx.codec, tx.all("retention_children"))

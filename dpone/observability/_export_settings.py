@@ -18,10 +18,11 @@ from typing import Final
 EXPORTERS: Final = ("otlp", "console")
 """The span exporters a dpone process can install (``OTEL_TRACES_EXPORTER`` values)."""
 
-DEFAULT_EXPORT_TIMEOUT_S: Final = 5.0
-"""How long one export, and the flush at process exit, may take unless
+DEFAULT_EXPORT_TIMEOUT_S: Final = 2.0
+"""How long one export (its retries included), and the flush at process exit, may take unless
 ``OTEL_BSP_EXPORT_TIMEOUT`` says otherwise (OpenTelemetry's own defaults are 10 s per request and
-30 s per export): a broken collector delays a run's exit by at most this much."""
+30 s per export): a collector that is down or does not answer delays a run's exit by at most
+this much, and a collector on the same network answers well within it."""
 
 _OTLP_PROTOCOL: Final = "http/protobuf"
 _ENDPOINTS: Final = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")

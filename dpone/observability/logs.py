@@ -72,24 +72,37 @@ def resolve(option: str | None) -> LogFormat:
     chosen = option or os.environ.get(ENVIRONMENT_VARIABLE) or "off"
     if chosen not in LOG_FORMATS:
         source = "--log-format" if option else ENVIRONMENT_VARIABLE
-        raise DponeError(code="cli.usage", message=f"{source}={chosen!r} is not a log format",
+        raise DponeError(code="input.invalid_argument", message=f"{source}={chosen!r} is not a log format",
                          hint=f"use one of {', '.join(LOG_FORMATS)}")
     return cast(LogFormat, chosen)
 
 
+class _Handler(logging.StreamHandler):  # type: ignore[type-arg]
+    """The handler :func:`configure` installs (others on the ``dpone`` logger are left alone)."""
+
+
+_SAVED: dict[str, int | bool] = {}
+"""The ``dpone`` logger's level and propagation before :func:`configure` turned events on."""
+
+
 def configure(option: str | None = None, *, stream: TextIO | None = None) -> LogFormat:
-    """Send ``dpone`` log events at INFO and above to ``stream`` (stderr) in the resolved format;
-    ``off`` keeps only the CLI's own output. Replaces an earlier configuration."""
+    """Send ``dpone`` log events at INFO and above to ``stream`` (stderr) in the resolved format,
+    or, ``off``, no events of ours (the CLI's own output only). Replaces an earlier
+    configuration; handlers someone else added to the ``dpone`` logger are kept, and ``off``
+    puts back the level and propagation it found."""
     chosen = resolve(option)
-    for handler in list(ROOT.handlers):
+    for handler in [h for h in ROOT.handlers if isinstance(h, _Handler)]:
         ROOT.removeHandler(handler)
-    ROOT.propagate = False
     if chosen == "off":
-        ROOT.addHandler(logging.NullHandler())
-        ROOT.setLevel(logging.WARNING)
+        if _SAVED:
+            ROOT.setLevel(int(_SAVED.pop("level")))
+            ROOT.propagate = bool(_SAVED.pop("propagate"))
         return chosen
-    handler = logging.StreamHandler(stream or sys.stderr)
+    handler = _Handler(stream or sys.stderr)
     handler.setFormatter(JsonFormatter() if chosen == "json" else TextFormatter())
+    if not _SAVED:
+        _SAVED.update(level=ROOT.level, propagate=ROOT.propagate)
     ROOT.addHandler(handler)
+    ROOT.propagate = False
     ROOT.setLevel(logging.INFO)
     return chosen

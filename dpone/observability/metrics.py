@@ -9,8 +9,6 @@ per request or per step, never per row). A long-running process exposes the regi
 
 from __future__ import annotations
 
-import os
-import socket
 from typing import Final
 
 from prometheus_client import (
@@ -102,14 +100,13 @@ def serve(port: int, address: str = "127.0.0.1") -> None:
     try:
         start_http_server(port, addr=address, registry=REGISTRY)
     except OSError as error:
-        raise DponeError(code="cli.usage", message=f"cannot serve metrics on {address}:{port}: "
+        raise DponeError(code="input.invalid_argument", message=f"cannot serve metrics on {address}:{port}: "
                          f"{error.strerror or error}",
                          hint="choose a free port with --metrics-port") from None
 
 
 def push(gateway: str, job: str, grouping: dict[str, str]) -> None:
-    """Push :data:`REGISTRY` to the Pushgateway at ``gateway`` (replacing this job and grouping
-    key's previous push). The grouping key holds bounded names and the host (one group per
-    pod), never an operation id."""
-    key = {**grouping, "instance": os.environ.get("HOSTNAME") or socket.gethostname()}
-    push_to_gateway(gateway, job=job, grouping_key=key, registry=REGISTRY, timeout=10)
+    """Push :data:`REGISTRY` to the Pushgateway at ``gateway``, replacing the previous push of
+    this job and grouping key: the last run's figures per environment and profile (bounded
+    names, never an operation id or a pod name, so the gateway's groups stay bounded)."""
+    push_to_gateway(gateway, job=job, grouping_key=grouping, registry=REGISTRY, timeout=10)

@@ -11,6 +11,7 @@ from dpone.artifacts import open_artifact_store
 from dpone.cli._environment import registry_defaults, run_control_plane
 from dpone.cli._inputs import DEFAULT_JOURNAL, boundary_options, persist_plan, read_target_plan
 from dpone.cli._output import FORMAT_OPTION, emit, run_guarded
+from dpone.cli._telemetry import expose, metrics_port_options
 from dpone.cli.delivery._boundary_run import BoundaryRun, announce_stores, deliver_boundary
 from dpone.executor.supervisor import check_profile
 
@@ -23,11 +24,12 @@ from dpone.executor.supervisor import check_profile
               help="Journal: a SQLite file (local development) or postgresql://... URL.")
 @click.option("--wait/--no-wait", "wait", default=False, show_default=True,
               help="Keep observing asynchronous jobs in-process until every child is terminal.")
+@metrics_port_options
 @FORMAT_OPTION
 def deliver_command(target: str, registry: Path, interval_start: dt.datetime,
                     interval_end: dt.datetime, journal_url: str | None,
                     artifacts_url: str | None, plans: Path | None, wait: bool,
-                    fmt: str) -> None:
+                    metrics_port: int | None, metrics_address: str, fmt: str) -> None:
     """Deliver [--interval-start, --interval-end) through the plan's operation profile.
 
     Publishes the plan into the artifact store (create-if-absent, by its digest: recovery
@@ -44,6 +46,7 @@ def deliver_command(target: str, registry: Path, interval_start: dt.datetime,
     """
 
     def body() -> int:
+        expose(metrics_port, metrics_address)
         loaded = read_target_plan(target, registry, plans or registry_defaults(registry)[2])
         check_profile(loaded.plan)
         plane = run_control_plane(registry, loaded.plan.environment.ref, journal=journal_url,

@@ -81,6 +81,8 @@ from dpone.executor.supervisor import (
     sealed_children,
 )
 from dpone.executor.transport import RestTransportPort, transport_for
+from dpone.observability import tracing
+from dpone.observability.stages import stage
 
 _RECORDED_EXIT: Final[Mapping[ProvenEffect, Literal[0, 4]]] = {
     "applied": 0, "not_applied": 0, "running": 0, "partially_applied": 4, "unknown": 4}
@@ -205,6 +207,9 @@ def reconcile_command(operation_id: str, control: ControlPlaneArgs,
         store = open_artifact_store(plane.artifacts)
         loaded = _load(plane, store, parent_id, child_id)
         parent, child, plan, sealed = loaded.parent, loaded.child, loaded.plan, loaded.sealed
+        tracing.annotate(operation_id=child.operation_id, parent_id=parent_id,
+                         plan_digest=parent.plan_digest, ordinal=child.ordinal,
+                         profile=plan.profile.snapshot.id, environment=plan.environment.ref)
         _guards(plan, parent, release_digest, profile_digest)
         contract = load_state_contract()
         left_in_flight = child  # a lost run's SUBMITTING child: --apply records it UNKNOWN first
@@ -228,6 +233,7 @@ def reconcile_command(operation_id: str, control: ControlPlaneArgs,
                 latest_attempt_at=absence_time_base(
                     _latest_attempt(plan, child, loaded.latest_attempt_at), loaded.orphans),
                 untimed_orphans=untimed_absence(loaded.orphans, loaded.journal_epoch)))
+        tracing.annotate(proof=proof.detail.kind, effect=proof.effect, applied=apply)
         resolved = resolution(contract, child, proof.effect)
         orphans = tuple(orphan.marker for orphan in loaded.orphans)
         document = reconciliation(plan, parent, child, proof, resolved, orphans)
@@ -270,7 +276,11 @@ def reconcile_command(operation_id: str, control: ControlPlaneArgs,
         emit(result, fmt, _text)
         return result.exit_code
 
-    run_guarded(fmt, body)
+    def reconcile_stage() -> int:
+        with stage("reconcile", operation_id=operation_id):  # the span dpone.reconcile
+            return body()
+
+    run_guarded(fmt, reconcile_stage)
 
 
 def _record_lost_submit(writer: DeliveryJournalPort, left: ChildOperation,

@@ -36,6 +36,7 @@ from dpone.cli._inputs import (
     recovery_plan,
 )
 from dpone.cli._output import FORMAT_OPTION, emit, run_guarded
+from dpone.cli._telemetry import expose, metrics_port_options
 from dpone.cli.delivery._authority import OperatorAuthority
 from dpone.cli.delivery._delivery_result import RunResult, emit_result, interrupted, stopped
 from dpone.cli.delivery._delivery_run import (
@@ -179,9 +180,11 @@ def _preview_text(document: ResumePreview, locators: Locators) -> str:
               help="Keep observing asynchronous jobs in-process until every child is terminal.")
 @click.option("--apply", "apply", is_flag=True,
               help="Drive the delivery. Without it: a read-only preview.")
+@metrics_port_options
 @FORMAT_OPTION
 def resume_command(operation_id: str, control: ControlPlaneArgs, actor: str | None, wait: bool,
-                   apply: bool, fmt: str) -> None:
+                   apply: bool, metrics_port: int | None, metrics_address: str,
+                   fmt: str) -> None:
     """Continue an admitted delivery from its journal, stored plan and sealed payloads.
 
     Never reads a workload or the source: a changed source does not affect it. Every sealed
@@ -194,6 +197,7 @@ def resume_command(operation_id: str, control: ControlPlaneArgs, actor: str | No
     """
 
     def body() -> int:
+        expose(metrics_port, metrics_address)
         plane = resolve_control_plane(control)
         parent_id, child_id = parse_operation_id(operation_id)
         who = operator(actor) if apply else None

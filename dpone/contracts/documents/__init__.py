@@ -61,6 +61,11 @@ from dpone.contracts.documents._inspection import (
     VerificationBasis,
 )
 from dpone.contracts.documents._list import DELIVERY_LIST_SCHEMA_ID, DeliveryList, ListedDelivery
+from dpone.contracts.documents._metrics import (
+    JOURNAL_METRICS_SCHEMA_ID,
+    JournalMetricsDocument,
+    MetricSeries,
+)
 from dpone.contracts.documents._prune import (
     PAYLOAD_PRUNE_SCHEMA_ID,
     PayloadPruneDocument,
@@ -113,6 +118,7 @@ DOCUMENTS: Final[dict[str, Any]] = {
     REVOCATION_LIST_SCHEMA_ID: RevocationListDocument,
     PAYLOAD_PRUNE_SCHEMA_ID: PayloadPruneDocument,
     AUDIT_EXPORT_SCHEMA_ID: AuditExport,
+    JOURNAL_METRICS_SCHEMA_ID: JournalMetricsDocument,
 }
 """Schema id -> the type its JSON Schema is generated from (a model or an annotated union)."""
 
@@ -134,6 +140,7 @@ __all__ = [
     "DOCUMENTS",
     "ERROR_SCHEMA_ID",
     "FAULT_MATRIX_SCHEMA_ID",
+    "JOURNAL_METRICS_SCHEMA_ID",
     "MAX_EVIDENCE_BYTES",
     "MUTATION_GATE_SCHEMA_ID",
     "OPERATOR_EVIDENCE_SCHEMA_ID",
@@ -167,6 +174,7 @@ __all__ = [
     "HeldLease",
     "InspectedChild",
     "Interval",
+    "JournalMetricsDocument",
     "KeyEcho",
     "LikelyCause",
     "ListedDelivery",
@@ -174,6 +182,7 @@ __all__ = [
     "MatrixChild",
     "MatrixCommand",
     "MatrixTotals",
+    "MetricSeries",
     "MutationGateDocument",
     "MutationSummary",
     "ObservationSummary",

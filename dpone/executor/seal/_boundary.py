@@ -19,6 +19,8 @@ from dpone.contracts.source_parent import SourceParent
 from dpone.executor.seal._payload import encoding_error
 from dpone.executor.seal._seal import Progress, seal_all
 from dpone.executor.source import freeze_source
+from dpone.observability import tracing
+from dpone.observability.stages import stage
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,16 +60,29 @@ def seal_boundary(plan: RestDeliveryPlan, plan_digest: str, store: ImmutableArti
     scratch copy. ``on_frozen(parent)`` is called once the parent is published, before any
     child is sealed; ``progress(done, total)`` after each sealed child. A value the payload
     codec cannot encode is ``source.type_mismatch`` naming its column (never the value).
+
+    Timed as two stages: ``freeze`` (span ``dpone.freeze``) and ``seal`` (span ``dpone.seal``,
+    with a ``dpone.seal.child`` span per child published).
     """
-    parent = freeze_source(plan, registry_root=registry_root, interval_start=interval_start,
-                           interval_end=interval_end, artifacts=store, postgres_dsn=postgres_dsn,
-                           scratch_dir=scratch_dir)
+    fields = {"workload": plan.logical_route_id, "plan_digest": plan_digest,
+              "environment": plan.environment.ref, "interval_start": interval_start.isoformat(),
+              "interval_end": interval_end.isoformat()}
+    with stage("freeze", **fields) as frozen:
+        parent = freeze_source(plan, registry_root=registry_root, interval_start=interval_start,
+                               interval_end=interval_end, artifacts=store,
+                               postgres_dsn=postgres_dsn, scratch_dir=scratch_dir)
+        frozen.set_attributes(tracing.attributes({"parent_digest": parent.artifact.digest,
+                                                  "rows": parent.row_count}))
     if on_frozen is not None:
         on_frozen(parent)
-    try:
-        with _parent_file(store, parent, scratch_dir) as path:
-            topology = seal_all(plan, plan_digest, parent, path, store, progress=progress,
-                                scratch_dir=scratch_dir)
-    except PayloadEncodingError as error:
-        raise encoding_error(error) from error
+    with stage("seal", **fields, parent_digest=parent.artifact.digest) as sealing:
+        try:
+            with _parent_file(store, parent, scratch_dir) as path:
+                topology = seal_all(plan, plan_digest, parent, path, store, progress=progress,
+                                    scratch_dir=scratch_dir)
+        except PayloadEncodingError as error:
+            raise encoding_error(error) from error
+        sealing.set_attributes(tracing.attributes({
+            "parent_plan_digest": topology.parent_plan_digest, "rows": topology.total_rows,
+            "children": len(topology.children)}))
     return SealedBoundary(parent, topology)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import contextvars
 import hashlib
 import tempfile
 from collections.abc import Callable, Sequence
@@ -31,6 +32,7 @@ from dpone.executor.seal._names import filename, payload_extension, payload_key
 from dpone.executor.seal._oracle import SealingOracle, Spooled, read_spool
 from dpone.executor.seal._payload import PayloadEncoder
 from dpone.executor.source import MappedParent, bounded_memory_pool
+from dpone.observability import tracing
 from dpone.plans import Measured, SizeOracle, child_plan_digest, plan_children, verify_coverage
 
 Progress = Callable[[int, int], None]
@@ -157,7 +159,14 @@ class _Sealer:
         return ref
 
     def seal(self, child: ChildDescriptor, spooled: Spooled) -> SealedChild:
-        """Publish one child's payload and document (thread-safe: touches no shared state)."""
+        """Publish one child's payload and document (thread-safe: touches no shared state), in
+        a span ``dpone.seal.child``."""
+        with tracing.span("dpone.seal.child", plan_digest=self.plan_digest,
+                          ordinal=child.ordinal, rows=child.row_count,
+                          wire_bytes=child.wire_bytes):
+            return self._seal(child, spooled)
+
+    def _seal(self, child: ChildDescriptor, spooled: Spooled) -> SealedChild:
         keys = _request.child_keys(self.plan, self.parent, child)
         values = _request.symbols(self.plan, keys, child.scope_from, child.scope_to)
         ref = self._publish_payload(child, spooled)
@@ -211,7 +220,9 @@ def _seal_children(sealer: _Sealer, children: Sequence[ChildDescriptor],
                             thread_name_prefix="dpone-seal") as pool:
         try:
             for child in children:
-                pending.append(pool.submit(sealer.seal, child, sealer.spooled(child)))
+                # In the caller's context: each child's span is a child of the seal stage's.
+                pending.append(pool.submit(contextvars.copy_context().run, sealer.seal, child,
+                                           sealer.spooled(child)))
                 release()
                 if len(pending) >= 2 * PUBLISH_THREADS:
                     finish_oldest()

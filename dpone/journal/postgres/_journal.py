@@ -73,8 +73,9 @@ class PostgresJournal(JournalBase):
 
 if TYPE_CHECKING:
     from dpone.contracts.journal_identity import JournalIdentityPort
-    from dpone.contracts.ports import DeliveryJournalPort, DeliveryJournalView
+    from dpone.contracts.ports import DeliveryJournalPort, DeliveryJournalView, JournalMetricsView
 
     _port: DeliveryJournalPort = PostgresJournal("postgresql://", environment_id="dev")
     _view: DeliveryJournalView = PostgresJournal("postgresql://", environment_id="dev")
     _identity: JournalIdentityPort = PostgresJournal("postgresql://", environment_id="dev")
+    _metrics: JournalMetricsView = PostgresJournal("postgresql://", environment_id="dev")

@@ -61,8 +61,9 @@ class SqliteJournal(JournalBase):
 
 if TYPE_CHECKING:
     from dpone.contracts.journal_identity import JournalIdentityPort
-    from dpone.contracts.ports import DeliveryJournalPort, DeliveryJournalView
+    from dpone.contracts.ports import DeliveryJournalPort, DeliveryJournalView, JournalMetricsView
 
     _port: DeliveryJournalPort = SqliteJournal("journal.sqlite3", environment_id="dev")
     _view: DeliveryJournalView = SqliteJournal("journal.sqlite3", environment_id="dev")
     _identity: JournalIdentityPort = SqliteJournal("journal.sqlite3", environment_id="dev")
+    _metrics: JournalMetricsView = SqliteJournal("journal.sqlite3", environment_id="dev")

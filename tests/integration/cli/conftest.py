@@ -10,26 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from dpone.receiver import ReceiverConfig, ReceiverThread
-from support.cli import TOKEN, TOKEN_ENV, bind_registry, fresh_journal_url
-
-
-@pytest.fixture(scope="module")
-def _module_receiver() -> Iterator[ReceiverThread]:
-    with ReceiverThread(ReceiverConfig(token=TOKEN, processing_seconds=0.2)) as running:
-        yield running
-
-
-@pytest.fixture
-def receiver(_module_receiver: ReceiverThread, monkeypatch: pytest.MonkeyPatch) -> ReceiverThread:
-    monkeypatch.setenv(TOKEN_ENV, TOKEN)
-    _module_receiver.state.reset()
-    return _module_receiver
-
-
-@pytest.fixture
-def registry(tmp_path: Path, receiver: ReceiverThread) -> Path:
-    return bind_registry(tmp_path, receiver.base_url)
+from support.cli import fresh_journal_url
+from support.cli_receiver import module_receiver, receiver, registry  # noqa: F401 - fixtures
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -3,7 +3,8 @@ written from real CLI runs against the mock receiver: ``goldens/cli/<schema id>[
 
 Volatile values are normalized before comparison: every 64-hex digest or id becomes
 ``<hexN>`` numbered in order of first appearance (so equal values stay visibly equal), instants
-become ``<timestamp>``, ages ``<age>``, the receiver's port ``<port>``, its job run prefix
+become ``<timestamp>``, ages ``<age>`` (and the values of the journal metrics that are times
+since a journal timestamp), the receiver's port ``<port>``, its job run prefix
 ``<run>``, a run's lease holder (host and process) ``<holder>``, and the temporary and
 repository directories ``<tmp>`` and ``<repo>``. Update with ``pytest
 tests/integration/cli/test_cli_document_goldens.py --snapshot-update`` and review the diff.
@@ -33,8 +34,13 @@ KINDS = ("dpone.check_result.v1", "dpone.plan_result.v1", "dpone.seal_result.v1"
          "dpone.delivery_result.v1-empty", "dpone.delivery_inspection.v1",
          "dpone.delivery_resume_preview.v1", "dpone.delivery_list.v1",
          "dpone.delivery_reconcile_result.v1", "dpone.error.v1", "dpone.mutation_gate.v1",
-         "dpone.revocation_list.v1", "dpone.payload_prune.v1", "dpone.audit_export.v1")
+         "dpone.revocation_list.v1", "dpone.payload_prune.v1", "dpone.audit_export.v1",
+         "dpone.journal_metrics.v1")
 _AGES = frozenset({"age_s", "receipt_age_s"})
+_AGE_SERIES = frozenset({"dpone_journal_unknown_effect_oldest_age_seconds",
+                         "dpone_journal_receipt_oldest_age_seconds",
+                         "dpone_journal_checkpoint_lag_oldest_seconds",
+                         "dpone_journal_source_lag_seconds"})
 _VOLATILE = re.compile(r"(?P<hex>[0-9a-f]{64})"
                        r"|(?P<instant>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?)"
                        r"|(?P<port>(?<=127\.0\.0\.1:)\d+)"
@@ -73,6 +79,8 @@ class _Normalizer:
         return _VOLATILE.sub(placeholder, value)
 
     def __call__(self, node: Any, key: str | None = None) -> Any:
+        if isinstance(node, dict) and node.get("name") in _AGE_SERIES and "value" in node:
+            node = {**node, "value": "<age>"}  # a time since a journal timestamp
         if isinstance(node, dict):
             return {k: self(node[k], k) for k in sorted(node)}
         if isinstance(node, list):
@@ -152,6 +160,8 @@ def _runs(dpone: Dpone, receiver: ReceiverThread, root: Path,
         str(dpone.state / "artifacts"), "--format", "json"))
     yield "dpone.audit_export.v1", _document(dpone(
         "admin", "audit", "--journal", dpone.journal_url, "--limit", "3", "--format", "json"))
+    yield "dpone.journal_metrics.v1", _document(dpone(
+        "metrics", "show", "--journal", dpone.journal_url, "--format", "json"))
 
 
 @pytest.fixture(scope="module")

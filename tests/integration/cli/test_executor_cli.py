@@ -9,11 +9,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shutil
+import urllib.request
 from collections import Counter
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from prometheus_client.parser import text_string_to_metric_families
 
 from dpone.cli.executor_app import XCOM_DIR_VARIABLE, executor, run_pinned
 from dpone.contracts import canonical_json, content_digest
@@ -21,6 +23,8 @@ from dpone.contracts.documents import CompletedResult
 from dpone.receiver import ReceiverThread
 from support.cli import FULL, Dpone, Run, posts
 from support.cli_documents import published_document
+from support.common import free_port
+from support.prometheus import pushgateway_fixture  # noqa: F401  (the pushgateway fixture)
 
 WORKLOAD = "measurements_sync"
 
@@ -182,3 +186,41 @@ def test_a_file_source_needs_the_source_root(registry: Path, tmp_path: Path,
     digest = _published(registry, artifacts, tmp_path)
     document = _refused(_run_digest(digest, artifacts), "input.invalid_argument", pod["xcom"])
     assert "--source-root" in str(document["message"])
+
+
+def test_the_executor_pushes_its_metrics_to_a_real_pushgateway_at_exit(
+        registry: Path, tmp_path: Path, journal_url: str, receiver: ReceiverThread,
+        pod: dict[str, Path], pushgateway: str) -> None:
+    artifacts = tmp_path / "artifacts"
+    digest = _published(registry, artifacts, tmp_path)
+    run = _executor("--plan-digest", digest, "--interval-start", FULL[0], "--interval-end",
+                    FULL[1], "--journal", journal_url, "--artifacts", str(artifacts),
+                    "--source-root", str(pod["source"]), "--metrics-pushgateway", pushgateway,
+                    "--format", "json")
+    assert run.code == 0, run.out + run.err
+    parent_id = str(published_document(run.out)["parent_id"])
+    with urllib.request.urlopen(f"{pushgateway}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    families = {family.name: family for family in text_string_to_metric_families(text)}
+    grouping = {"job": "dpone_executor", "environment": "local-dev",
+                "profile": "mock.batch-ndjson"}
+    # A pod runs one plan; this test process ran others before, so read this profile's series.
+    pushed = [sample for sample in families["dpone_requests"].samples
+              if sample.name == "dpone_requests_total" and sample.labels["phase"] == "submit"
+              and grouping.items() <= sample.labels.items()]
+    assert pushed, text[:2000]
+    assert sum(sample.value for sample in pushed) >= posts(receiver)
+    assert parent_id not in text and digest not in text  # no id anywhere in the pushed group
+
+
+def test_an_unreachable_pushgateway_is_reported_and_changes_no_exit_code(
+        registry: Path, tmp_path: Path, journal_url: str, receiver: ReceiverThread,
+        pod: dict[str, Path]) -> None:
+    artifacts = tmp_path / "artifacts"
+    digest = _published(registry, artifacts, tmp_path)
+    gateway = f"http://127.0.0.1:{free_port()}"
+    run = _executor("--plan-digest", digest, "--interval-start", FULL[0], "--interval-end",
+                    FULL[1], "--journal", journal_url, "--artifacts", str(artifacts),
+                    "--source-root", str(pod["source"]), "--metrics-pushgateway", gateway)
+    assert run.code == 0, run.out + run.err
+    assert f"warning: metrics not pushed to {gateway}" in run.err

@@ -33,6 +33,7 @@ from support.delivery import (
     postgres_schema,
     seal,
 )
+from support.spans import spans  # noqa: F401 - the fixture
 
 
 @pytest.fixture(scope="session")

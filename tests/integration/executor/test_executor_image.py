@@ -2,8 +2,9 @@
 into a fresh venv, `dpone plan --publish` publishing a plan into a real S3 server, and that
 venv's `dpone-executor run` started as a process from an empty directory, with no registry,
 against the session's PostgreSQL journal, the S3 artifact store and the mock receiver. It
-delivers once per delivery key, prints the result and leaves it for KPO's XCom sidecar; an
-unpinned or altered plan is refused with exit 2 and a stable code."""
+delivers once per delivery key, prints the result and leaves it for KPO's XCom sidecar, and
+exports its spans over OTLP when the pod's OTEL_* variables ask for them; an unpinned or altered
+plan is refused with exit 2 and a stable code."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from botocore.config import Config
 
 from dpone.receiver import ReceiverConfig, ReceiverThread
 from support.cli import TOKEN, TOKEN_ENV, bind_registry
+from support.otlp_endpoint import OtlpEndpoint
 from support.postgres_source import (
     DSN_FILE_VARIABLE,
     PASSWORD_SENTINEL,
@@ -198,9 +200,25 @@ def test_the_executor_venv_holds_no_orchestrator_or_test_tool(image_venv: Path) 
     listed = subprocess.run([str(image_venv / "bin" / "python"), "-m", "pip", "list",
                              "--format", "json"], capture_output=True, text=True, check=True)
     installed = {entry["name"].lower() for entry in json.loads(listed.stdout)}
-    assert {"dpone", "psycopg", "boto3", "pyarrow", "hvac"} <= installed
+    assert {"dpone", "psycopg", "boto3", "pyarrow", "hvac", "opentelemetry-sdk",
+            "opentelemetry-exporter-otlp-proto-http"} <= installed
     assert installed & _BUILD_TOOLS == set()
     assert not any(name.startswith("apache-airflow") for name in installed)
+
+
+def test_the_executor_venv_exports_its_spans_in_the_trace_of_traceparent(
+        image_venv: Path, pod: Pod, tmp_path: Path, receiver: ReceiverThread) -> None:
+    digest = _publish(image_venv, pod, tmp_path, receiver)
+    trace_id, parent_id = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+    with OtlpEndpoint() as endpoint:
+        pod.env.update(OTEL_EXPORTER_OTLP_ENDPOINT=endpoint.url,
+                       TRACEPARENT=f"00-{trace_id}-{parent_id}-01")
+        _delivered_once(pod.run(image_venv, *_run_args(digest, pod)), pod, receiver)
+
+    spans = endpoint.received.spans
+    assert {"dpone.freeze", "dpone.seal", "dpone.seal.child"} <= {s.name for s in spans}
+    assert {s.trace_id for s in spans} == {trace_id}
+    assert {s.resource["service.name"] for s in spans} == {"dpone"}
 
 
 @pytest.mark.parametrize("digest", [None, "sha256:not-a-digest"])

@@ -128,9 +128,11 @@ ENVIRONMENT_LEVEL = frozenset({
     "contract", "now", "list_deliveries", "journal_epoch", "mutation_gate", "gate_status",
     "set_mutation_gate", "environment_id", "operation_namespace", "migrate", "close",
     "set_revocation", "revocation_status", "take_rate_turn", "release_active_slot",
-    "payload_retention", "expire_payloads", "journal_identity", "record_environment"})
+    "payload_retention", "expire_payloads", "journal_identity", "record_environment",
+    "metrics_snapshot"})
 """Journal members that take no operation id: environment-wide (``list_deliveries`` filters by
-namespace, tested below; the revocation list is the platform's, for every namespace), the scope
+namespace, tested below; the revocation list is the platform's, for every namespace; the metrics
+snapshot is a platform operator's view of every namespace, naming none), the scope
 itself, the dialect's own, the receiver account's shared rate turns and slots (a receiver
 account's limits hold across every namespace that sends to it), and the journal's own identity
 (its id and the environments it records, one row per namespace)."""

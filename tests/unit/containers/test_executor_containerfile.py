@@ -1,7 +1,7 @@
 """The executor image's Containerfile, read as data (no container runtime needed): a builder
-stage installs dpone with its postgres and s3 extras into a venv; the final stage copies only
-that venv, runs as a non-root user, writes only under a declared scratch volume and starts
-`dpone-executor`."""
+stage installs dpone with its postgres, s3, vault and otel extras into a venv; the final stage
+copies only that venv, runs as a non-root user, writes only under a declared scratch volume and
+starts `dpone-executor`."""
 
 from __future__ import annotations
 
@@ -66,7 +66,8 @@ def _environment(stage: Stage) -> dict[str, str]:
     return dict(re.findall(r"(\w+)=(\S+)", pairs))
 
 
-def test_the_builder_installs_the_wheel_with_the_postgres_s3_and_vault_extras(parsed: tuple) -> None:
+def test_the_builder_installs_the_wheel_with_the_postgres_s3_vault_and_otel_extras(
+        parsed: tuple) -> None:
     arguments, stages = parsed
     assert arguments["PYTHON_IMAGE"].startswith("python:") and "slim" in arguments["PYTHON_IMAGE"]
     assert len(stages) == 2 and {s.base for s in stages} == {"${PYTHON_IMAGE}"}
@@ -74,7 +75,7 @@ def test_the_builder_installs_the_wheel_with_the_postgres_s3_and_vault_extras(pa
     assert builder.name == "builder"
     extras = dict(value.partition("=")[::2] for value in builder.values("ARG"))["DPONE_EXTRAS"]
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
-    assert set(extras.split(",")) == {"postgres", "s3", "vault"}
+    assert set(extras.split(",")) == {"postgres", "s3", "vault", "otel"}
     assert set(extras.split(",")) <= set(declared["optional-dependencies"])
     run = " ".join(builder.values("RUN"))
     assert "pip wheel --no-deps" in run and "[${DPONE_EXTRAS}]" in run
@@ -110,3 +111,7 @@ def test_every_write_goes_to_the_declared_scratch_volume(parsed: tuple) -> None:
     assert environment["HOME"] == environment["TMPDIR"] == "/scratch"
     assert environment["PYTHONDONTWRITEBYTECODE"] == "1"
     assert final.values("WORKDIR")[-1] == "/scratch"
+
+
+def test_the_pod_logs_one_json_event_per_transition_and_attempt(parsed: tuple) -> None:
+    assert _environment(_final(parsed))["DPONE_LOG_FORMAT"] == "json"

@@ -588,3 +588,97 @@ SELECT operation_id, kind, holder, token, expires_at
    AND (operation_id = %(parent_id)s OR operation_id LIKE %(children)s ESCAPE '\')
    AND expires_at > clock_timestamp()
  ORDER BY expires_at, operation_id, kind;
+
+-- Metrics (dpone.journal._metrics): one read-only transaction of grouped reads for
+-- `dpone metrics serve`; no operation id, digest or namespace leaves these groups.
+
+-- name: metrics_read_only
+-- The first statement of the metrics transaction: one snapshot for every read after it.
+SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY;
+
+-- name: metrics_children
+-- The environment's children grouped by state and by what their delivery records: profile ref,
+-- binding ref, whether its remote identity attestation has expired (database clock), effect
+-- domain and remote-job slots; how many, and the oldest last update among them.
+SELECT p.profile_ref, p.binding_ref,
+       (p.identity_valid_until IS NOT NULL
+        AND p.identity_valid_until <= clock_timestamp()) AS identity_expired,
+       p.effect_conflict_domain, p.max_remote_jobs,
+       c.execution_state, c.remote_effect, c.acknowledgement_state, c.verification_state,
+       c.checkpoint_state, count(*) AS children, min(c.updated_at) AS oldest_update
+  FROM rest_delivery_child c
+  JOIN rest_delivery_parent p ON p.parent_id = c.parent_id
+ WHERE c.environment_id = %(environment_id)s
+ GROUP BY p.profile_ref, p.binding_ref, identity_expired, p.effect_conflict_domain,
+          p.max_remote_jobs, c.execution_state, c.remote_effect, c.acknowledgement_state,
+          c.verification_state, c.checkpoint_state;
+
+-- name: metrics_unknown_effects
+-- Children whose remote effect is UNKNOWN, by profile ref: how many, and since when the oldest
+-- is uncertain (its current attempt's start; its last update when it has no attempt row).
+SELECT p.profile_ref, count(*) AS children,
+       min(COALESCE(a.started_at, c.updated_at)) AS oldest_since
+  FROM rest_delivery_child c
+  JOIN rest_delivery_parent p ON p.parent_id = c.parent_id
+  LEFT JOIN rest_delivery_attempt a
+    ON a.operation_id = c.operation_id AND a.attempt_ordinal = c.attempt_ordinal
+ WHERE c.environment_id = %(environment_id)s AND c.remote_effect = 'UNKNOWN'
+ GROUP BY p.profile_ref;
+
+-- name: metrics_receipts
+-- Receipts still observed (a receipt id on a child in an %(observing)s execution state), by
+-- profile ref: how many, and when the oldest was recorded (its attempt's outcome time).
+SELECT p.profile_ref, count(*) AS children,
+       min(COALESCE(a.outcome_at, c.updated_at)) AS oldest_since
+  FROM rest_delivery_child c
+  JOIN rest_delivery_parent p ON p.parent_id = c.parent_id
+  LEFT JOIN rest_delivery_attempt a
+    ON a.operation_id = c.operation_id AND a.attempt_ordinal = c.attempt_ordinal
+ WHERE c.environment_id = %(environment_id)s AND c.execution_state = ANY(%(observing)s)
+   AND c.receipt ->> 'id' IS NOT NULL
+ GROUP BY p.profile_ref;
+
+-- name: metrics_capacity
+-- Remote-job slots held now in the effect domains this environment's deliveries use, by any
+-- environment (a domain's slots are shared); the profile ref only of this environment's holders.
+SELECT r.effect_conflict_domain, (r.environment_id = %(environment_id)s) AS here,
+       CASE WHEN r.environment_id = %(environment_id)s THEN p.profile_ref END AS profile_ref,
+       count(*) AS held
+  FROM rest_delivery_capacity_reservation r
+  LEFT JOIN rest_delivery_child c ON c.operation_id = r.operation_id
+  LEFT JOIN rest_delivery_parent p ON p.parent_id = c.parent_id
+ WHERE r.released_at IS NULL
+   AND r.effect_conflict_domain IN (SELECT effect_conflict_domain FROM rest_delivery_parent
+                                     WHERE environment_id = %(environment_id)s)
+ GROUP BY 1, 2, 3;
+
+-- name: metrics_parents
+-- The environment's deliveries by profile ref: the newest boundary end and admission.
+SELECT profile_ref, count(*) AS parents, max(upper(boundary)) AS newest_boundary_end,
+       max(admitted_at) AS newest_admitted_at
+  FROM rest_delivery_parent
+ WHERE environment_id = %(environment_id)s
+ GROUP BY profile_ref;
+
+-- name: metrics_recovery_actions
+-- Audited operator recovery actions of the environment, by transition id.
+SELECT transition_id, count(*) AS actions
+  FROM rest_delivery_audit
+ WHERE environment_id = %(environment_id)s
+   AND (substr(transition_id, 1, 9) = 'operator_' OR transition_id = 'capacity_repair')
+ GROUP BY transition_id;
+
+-- name: metrics_retention_children
+-- retention_children's rows (and the profile ref) of this environment's deliveries old enough to
+-- be pruned (the same aged test) and not pruned yet: whether each is eligible is
+-- dpone.journal._retention's decision.
+SELECT c.parent_id, c.operation_id, c.ordinal, c.environment_id, c.payload_key,
+       c.payload_document_key, c.execution_state, c.remote_effect, c.acknowledgement_state,
+       c.verification_state, c.checkpoint_state,
+       p.payload_days, p.admitted_at, p.payloads_expired_at, p.profile_ref, true AS aged
+  FROM rest_delivery_child c
+  JOIN rest_delivery_parent p ON p.parent_id = c.parent_id
+ WHERE p.environment_id = %(environment_id)s AND p.payloads_expired_at IS NULL
+   AND p.payload_days IS NOT NULL
+   AND p.admitted_at < clock_timestamp() - make_interval(days => p.payload_days)
+ ORDER BY p.admitted_at, c.parent_id, c.ordinal;
