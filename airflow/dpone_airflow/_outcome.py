@@ -15,6 +15,11 @@ if TYPE_CHECKING:
     from dpone.executor.supervisor import DeliveryBlocked
 
 _CHILD_ID = re.compile(r"^(op_v1_[0-9a-f]{64})_[0-9]{4,}$")
+PARENT_ID = re.compile(r"^op_v1_[0-9a-f]{64}$")
+"""A delivery's (parent) operation id."""
+ERROR_CODE = re.compile(r"^[A-Za-z][A-Za-z0-9_.]{0,127}$")
+"""The shape of a stable error code of dpone's catalog."""
+SCHEMA_INVALID = "contract.schema_invalid"
 RETRYABLE_EXIT = 3
 """Exit class 3 (unavailable, fixable environment): an Airflow retry may succeed. Every other
 class (invalid input, effect uncertain, terminal) fails the task without retries."""
@@ -44,10 +49,12 @@ def commands(parent_id: str, child_id: str | None, actions: tuple[str, ...],
 
 @dataclass(frozen=True)
 class Failure:
-    """What a failed task raises: its text and whether Airflow may retry it."""
+    """What a failed task raises: its text, whether Airflow may retry it and its stable code
+    (the task's lineage and trace carry the code, never the text)."""
 
     text: str
     retryable: bool
+    code: str
 
 
 def blocked(result: DeliveryBlocked, environment: str) -> Failure:
@@ -62,7 +69,7 @@ def blocked(result: DeliveryBlocked, environment: str) -> Failure:
              f"allowed actions: {', '.join(result.allowed_actions) or 'none'}",
              "next:", *(f"  {line}" for line in commands(
                  result.parent_id, result.operation_id, result.allowed_actions, environment))]
-    return Failure("\n".join(lines), retryable=False)
+    return Failure("\n".join(lines), retryable=False, code=result.code)
 
 
 def error(failure: DponeError, environment: str) -> Failure:
@@ -72,7 +79,8 @@ def error(failure: DponeError, environment: str) -> Failure:
         parent = parent_of(failure.operation_id)
         child = failure.operation_id if parent != failure.operation_id else None
         lines += ["next:", *(f"  {line}" for line in commands(parent, child, (), environment))]
-    return Failure("\n".join(lines), retryable=failure.exit_code == RETRYABLE_EXIT)
+    return Failure("\n".join(lines), retryable=failure.exit_code == RETRYABLE_EXIT,
+                   code=failure.code)
 
 
 def _text(section: Mapping[str, Any], name: str) -> str:
@@ -106,11 +114,13 @@ def from_document(document: Mapping[str, Any], environment: str) -> Failure:
             lines += ["next:", *(f"  {line}" for line in commands(parent, child, actions,
                                                                   environment))]
             return Failure("\n".join(lines),
-                           retryable=section.get("exit_code") == RETRYABLE_EXIT)
+                           retryable=section.get("exit_code") == RETRYABLE_EXIT,
+                           code=_text(section, "code") or SCHEMA_INVALID)
     code = _text(document, "code")
     if code and "status" not in document:
         lines = [f"{code}: {_text(document, 'message')}", f"hint: {_text(document, 'hint')}"]
-        return Failure("\n".join(lines), retryable=document.get("exit_code") == RETRYABLE_EXIT)
+        return Failure("\n".join(lines), retryable=document.get("exit_code") == RETRYABLE_EXIT,
+                       code=code)
     shown = _text(document, "status") or type(document).__name__
-    return Failure(f"contract.schema_invalid: the executor pod wrote no dpone result document "
-                   f"this provider reads (status {shown!r})", retryable=False)
+    return Failure(f"{SCHEMA_INVALID}: the executor pod wrote no dpone result document "
+                   f"this provider reads (status {shown!r})", retryable=False, code=SCHEMA_INVALID)

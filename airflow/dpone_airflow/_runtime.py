@@ -117,6 +117,13 @@ def published_plan(store: ImmutableArtifactPort, plan_digest: str) -> RestDelive
     return plan
 
 
+def read_plan(locator: JournalLocator, plan_digest: str) -> RestDeliveryPlan:
+    """The published plan ``plan_digest`` from the environment's artifact store (verified)."""
+    from dpone.artifacts import open_artifact_store  # noqa: PLC0415
+
+    return published_plan(open_artifact_store(locator.artifacts), plan_digest)
+
+
 @dataclass(frozen=True)
 class Empty:
     """The boundary holds no rows: nothing was admitted or sent."""

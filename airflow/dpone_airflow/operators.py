@@ -6,12 +6,15 @@ the plan by its pinned digest from the environment's artifact store, seals the b
 calls dpone's submit-or-resume (an admitted delivery resumes from its journal: nothing that
 may have reached the receiver is resent). ``DeliveryPending`` defers to
 :class:`~dpone_airflow.triggers.DeliveryReceiptTrigger` with the child's operation id and the
-non-secret journal locator only. ``execute_complete`` rereads the journal as the only
+non-secret journal locator and the W3C ``traceparent`` of the task's span only
+(:mod:`dpone_airflow._tracing`). ``execute_complete`` rereads the journal as the only
 authority (the trigger's event is a hint), defers again while a receipt is pending, and
 promotes the checkpoint when eligible. A blocked delivery fails the task with its stable code,
 its allowed actions and the exact ``dpone delivery ...`` commands; a DponeError of the
 unavailable class (exit 3) may be retried by Airflow, every other fails without retry.
-The task's XCom is the ``completed`` result (bounded scalars, no secret).
+The task's XCom is the ``completed`` result (bounded scalars, no secret). Where Airflow's
+OpenLineage provider is installed, ``get_openlineage_facets_on_complete`` / ``_on_failure`` name
+the source read, the receiver endpoint written and the run (:mod:`dpone_airflow._lineage`).
 """
 
 from __future__ import annotations
@@ -19,34 +22,37 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
+from dpone_airflow import _tracing
 from dpone_airflow._compat import AirflowException, AirflowFailException, BaseOperator
+from dpone_airflow._lineage import LineageDataset, RunFacts, operator_lineage, plan_datasets
 from dpone_airflow._locator import JournalLocator, environments_directory, resolve
-from dpone_airflow._outcome import Failure, blocked, error, parent_of
+from dpone_airflow._outcome import ERROR_CODE, PARENT_ID, Failure, blocked, error, parent_of
+
+if TYPE_CHECKING:
+    from dpone_airflow._lineage import Lineage
 
 _T = TypeVar("_T")
+_INVALID = "input.invalid_argument"
 
 
-def _raise(failure: Failure) -> NoReturn:
+def _exception(failure: Failure) -> Exception:
+    """What a failed task raises: only exit class 3 (unavailable) may be retried by Airflow."""
     if failure.retryable:
-        raise AirflowException(failure.text)
-    raise AirflowFailException(failure.text)
-
-
-def _date(value: Any, name: str) -> dt.date:
-    if not isinstance(value, dt.datetime):
-        raise AirflowFailException(f"input.invalid_argument: the run has no {name}: a dpone "
-                                   "delivery binds its boundary from the data interval")
-    return value.astimezone(dt.UTC).date()
+        return AirflowException(failure.text)
+    return AirflowFailException(failure.text)
 
 
 class DeliveryContinuation(BaseOperator):  # type: ignore[misc,unused-ignore]
     """What every dpone operator shares once a delivery is admitted: the journal locator of
-    ``self.environment``, deferral to the receipt trigger while pending, and
-    ``execute_complete``, which rereads the journal as the only authority."""
+    ``self.environment``, deferral to the receipt trigger while pending (the trace context
+    travels with it), ``execute_complete``, which rereads the journal as the only authority,
+    and the task's OpenLineage facets."""
 
+    plan_digest: str
     environment: str
     environments_dir: str | None
 
@@ -59,30 +65,69 @@ class DeliveryContinuation(BaseOperator):  # type: ignore[misc,unused-ignore]
         try:
             return call()
         except DponeError as failure:
-            _raise(error(failure, self.environment))
+            if failure.operation_id:
+                self._note(operation_id=parent_of(failure.operation_id))
+            raise self._failure(error(failure, self.environment)) from failure
+
+    def _failure(self, failure: Failure) -> Exception:
+        """The exception that fails the task with ``failure``, its code noted for the trace and
+        the lineage."""
+        self._note(error_code=failure.code)
+        return _exception(failure)
+
+    def _facts(self) -> RunFacts:
+        from dpone_airflow._runtime import PLAN_DIGEST  # noqa: PLC0415
+
+        facts = getattr(self, "_dpone_facts", None)
+        if isinstance(facts, RunFacts):
+            return facts
+        digest = str(self.plan_digest)
+        return RunFacts(digest if PLAN_DIGEST.fullmatch(digest) else None)
+
+    def _note(self, *, operation_id: str | None = None, error_code: str | None = None) -> None:
+        """Record what the task learnt of its delivery, on its lineage and its current span
+        (a parent operation id and an error code of their shapes; anything else is dropped)."""
+        if operation_id is not None and not PARENT_ID.fullmatch(operation_id):
+            operation_id = None
+        if error_code is not None and not ERROR_CODE.fullmatch(error_code):
+            error_code = None
+        facts = self._facts()
+        self._dpone_facts = replace(facts, operation_id=operation_id or facts.operation_id,
+                                    error_code=error_code or facts.error_code)
+        _tracing.note(operation_id=operation_id, error_code=error_code)
 
     def _defer_on(self, operation_id: str, locator: JournalLocator) -> NoReturn:
         from dpone_airflow.triggers import DeliveryReceiptTrigger  # noqa: PLC0415
 
-        self.defer(trigger=DeliveryReceiptTrigger(operation_id, locator.as_kwargs()),
+        traceparent = _tracing.current_traceparent()
+        self.defer(trigger=DeliveryReceiptTrigger(operation_id, locator.as_kwargs(),
+                                                  traceparent=traceparent),
                    method_name="execute_complete")
         raise AirflowFailException("the task did not defer")  # pragma: no cover - defer raises
 
     def execute_complete(self, context: Mapping[str, Any],
                          event: Mapping[str, Any] | None = None) -> Any:
+        """Resume the delivery from the journal, in the trace of the ``execute`` that deferred
+        (the event's ``traceparent``, which the trigger echoes; absent from the event of a
+        trigger serialized by an older provider)."""
         from dpone_airflow._runtime import continue_delivery  # noqa: PLC0415
 
         started = time.monotonic()
-        if not event or not isinstance(event.get("operation_id"), str):
-            raise AirflowFailException("input.invalid_argument: the receipt trigger's event "
-                                       "names no operation id")
-        if event.get("error"):
-            self.log.warning("receipt trigger of %s stopped with %s; rereading the journal",
-                             event["operation_id"], event["error"])
-        locator = self._locator()
-        parent_id = parent_of(event["operation_id"])
-        result = self._guarded(lambda: continue_delivery(locator, parent_id))
-        return self._settle(result, locator, started, "execute_complete")
+        traceparent = event.get("traceparent") if event else None
+        with _tracing.span("dpone.airflow.execute_complete",
+                           traceparent=traceparent if isinstance(traceparent, str) else None,
+                           plan_digest=self._facts().plan_digest):
+            if not event or not isinstance(event.get("operation_id"), str):
+                raise self._failure(Failure(f"{_INVALID}: the receipt trigger's event names no "
+                                            "operation id", retryable=False, code=_INVALID))
+            if event.get("error"):
+                self.log.warning("receipt trigger of %s stopped with %s; rereading the journal",
+                                 event["operation_id"], event["error"])
+            parent_id = parent_of(event["operation_id"])
+            self._note(operation_id=parent_id)
+            locator = self._locator()
+            result = self._guarded(lambda: continue_delivery(locator, parent_id))
+            return self._settle(result, locator, started, "execute_complete")
 
     def _settle(self, result: Any, locator: JournalLocator, started: float, step: str) -> Any:
         from dpone.executor.supervisor import (  # noqa: PLC0415
@@ -98,15 +143,49 @@ class DeliveryContinuation(BaseOperator):  # type: ignore[misc,unused-ignore]
                           result.boundary_from, result.boundary_to)
             return {"kind": "empty", "boundary_from": result.boundary_from.isoformat(),
                     "boundary_to": result.boundary_to.isoformat()}
+        if isinstance(result, DeliveryCompleted | DeliveryBlocked | DeliveryPending):
+            self._note(operation_id=result.parent_id)
         if isinstance(result, DeliveryCompleted):
             return result.model_dump(mode="json")
         if isinstance(result, DeliveryBlocked):
-            _raise(blocked(result, self.environment))
+            raise self._failure(blocked(result, self.environment))
         if isinstance(result, DeliveryPending):
             self.log.info("delivery %s pending on child %s (%s); deferring", result.parent_id,
                           result.operation_id, result.state_name)
             self._defer_on(result.operation_id, locator)
         raise AirflowFailException(f"unexpected dpone result {type(result).__name__}")
+
+    # --- OpenLineage (called by Airflow only where its OpenLineage provider is enabled) -------
+
+    def _lineage_source_root(self) -> str | None:
+        """Where the plan's file source resolves for this operator (None: not known here)."""
+        return None
+
+    def _plan_datasets(self) -> tuple[LineageDataset, LineageDataset] | None:
+        """The plan's (input, output) datasets, read by digest from the environment's artifact
+        store; None when the task has no pinned digest or the plan cannot be read."""
+        from dpone.contracts import DponeError  # noqa: PLC0415
+        from dpone_airflow._runtime import read_plan  # noqa: PLC0415
+
+        digest = self._facts().plan_digest
+        if digest is None:
+            return None
+        try:
+            plan = read_plan(resolve(self.environment, self.environments_dir), digest)
+        except DponeError as failure:
+            self.log.warning("OpenLineage: plan %s not read (%s): no inputs or outputs", digest,
+                             failure.code)
+            return None
+        return plan_datasets(plan, self._lineage_source_root())
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Lineage | None:
+        """The source dataset read, the receiver endpoint written and the ``dponeDelivery`` run
+        facet (plan digest, operation id); None without the OpenLineage provider."""
+        return operator_lineage(self._facts(), self._plan_datasets)
+
+    def get_openlineage_facets_on_failure(self, task_instance: Any) -> Lineage | None:
+        """As on completion; the run facet also carries the failure's stable code."""
+        return operator_lineage(self._facts(), self._plan_datasets)
 
 
 class DponeDeliveryOperator(DeliveryContinuation):
@@ -131,15 +210,27 @@ class DponeDeliveryOperator(DeliveryContinuation):
         self.environments_dir = environments_dir
         self.source_root = source_root
 
+    def _date(self, context: Mapping[str, Any], name: str) -> dt.date:
+        value = context.get(name)
+        if not isinstance(value, dt.datetime):
+            raise self._failure(Failure(f"{_INVALID}: the run has no {name}: a dpone delivery "
+                                        "binds its boundary from the data interval",
+                                        retryable=False, code=_INVALID))
+        return value.astimezone(dt.UTC).date()
+
+    def _lineage_source_root(self) -> str:
+        return self.source_root or \
+            str(environments_directory(self.environments_dir).absolute().parent)
+
     def execute(self, context: Mapping[str, Any]) -> Any:
         from dpone_airflow._runtime import submit_or_resume  # noqa: PLC0415
 
         started = time.monotonic()
-        locator = self._locator()
-        start = _date(context.get("data_interval_start"), "data_interval_start")
-        end = _date(context.get("data_interval_end"), "data_interval_end")
-        root = Path(self.source_root) if self.source_root else \
-            environments_directory(self.environments_dir).absolute().parent
-        result = self._guarded(lambda: submit_or_resume(locator, self.plan_digest, start, end,
-                                                        root))
-        return self._settle(result, locator, started, "execute")
+        with _tracing.span("dpone.airflow.execute", plan_digest=self._facts().plan_digest):
+            locator = self._locator()
+            start = self._date(context, "data_interval_start")
+            end = self._date(context, "data_interval_end")
+            root = Path(self._lineage_source_root())
+            result = self._guarded(lambda: submit_or_resume(locator, self.plan_digest, start,
+                                                            end, root))
+            return self._settle(result, locator, started, "execute")

@@ -15,6 +15,10 @@ to :class:`~dpone_airflow.triggers.DeliveryReceiptTrigger` and resumes in
 ``execute_complete`` exactly like :class:`~dpone_airflow.operators.DponeDeliveryOperator` (the
 worker resolves the same environment file for the trigger's non-secret journal locator);
 ``blocked``, ``stopped`` or an error fail the task with the stable code and the commands.
+
+``execute`` runs in the span ``dpone.airflow.execute`` and hands its W3C ``traceparent`` to the
+pod as ``TRACEPARENT`` (the executor's spans continue the task's trace). The task's OpenLineage
+facets read the plan by digest from the environment's artifact store on the worker.
 """
 
 from __future__ import annotations
@@ -27,8 +31,8 @@ from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperato
 from airflow.providers.cncf.kubernetes.secret import Secret
 from kubernetes.client import models as k8s  # type: ignore[import-untyped,unused-ignore]
 
-from dpone_airflow._compat import AirflowException, AirflowFailException
-from dpone_airflow._outcome import Failure, from_document
+from dpone_airflow import _tracing
+from dpone_airflow._outcome import from_document
 from dpone_airflow.operators import DeliveryContinuation
 
 EXECUTOR_UID: Final = 10001
@@ -38,12 +42,6 @@ DEFAULT_RESOURCES: Final = k8s.V1ResourceRequirements(
     limits={"cpu": "1", "memory": "1Gi", "ephemeral-storage": "2Gi"})
 _REFUSED: Final = ("env_vars", "env_from", "cmds", "arguments", "security_context",
                    "container_security_context")
-
-
-def _failed(failure: Failure) -> Exception:
-    """The exception a failed task raises: only exit class 3 (unavailable) may be retried."""
-    return AirflowException(failure.text) if failure.retryable \
-        else AirflowFailException(failure.text)
 
 
 def pod_security_context() -> k8s.V1PodSecurityContext:
@@ -108,6 +106,19 @@ class DponeDeliveryPodOperator(DeliveryContinuation, KubernetesPodOperator):  # 
         self.plan_digest = plan_digest
         self.environment = environment
         self.environments_dir = environments_dir
+        self.source_root = source_root
+
+    def _lineage_source_root(self) -> str | None:
+        return self.source_root
+
+    def _pass_trace_context(self) -> None:
+        """The pod's ``TRACEPARENT``: the current span's (none outside a valid span context)."""
+        env = [var for var in self.env_vars if not (
+            isinstance(var, k8s.V1EnvVar) and var.name == _tracing.ENVIRONMENT_VARIABLE)]
+        traceparent = _tracing.current_traceparent()
+        if traceparent is not None:
+            env.append(k8s.V1EnvVar(name=_tracing.ENVIRONMENT_VARIABLE, value=traceparent))
+        self.env_vars = env
 
     def cleanup(self, pod: Any, remote_pod: Any, xcom_result: Any = None,
                 context: Any = None) -> None:
@@ -120,13 +131,18 @@ class DponeDeliveryPodOperator(DeliveryContinuation, KubernetesPodOperator):  # 
                 raise
 
     def execute(self, context: Any) -> Any:
-        return self.settle_document(super().execute(context))
+        with _tracing.span("dpone.airflow.execute", plan_digest=self._facts().plan_digest):
+            self._pass_trace_context()
+            return self.settle_document(super().execute(context))
 
     def settle_document(self, document: Any) -> Any:
         """The task's outcome from the executor's result document (the pod's XCom)."""
         started = time.monotonic()
         if not isinstance(document, Mapping):
-            raise _failed(from_document({}, self.environment))
+            raise self._failure(from_document({}, self.environment))
+        parent_id = document.get("parent_id")
+        if isinstance(parent_id, str) and parent_id:
+            self._note(operation_id=parent_id)
         status = document.get("status")
         if status in ("completed", "empty"):
             return dict(document)
@@ -138,4 +154,4 @@ class DponeDeliveryPodOperator(DeliveryContinuation, KubernetesPodOperator):  # 
                           document.get("parent_id"), pending["operation_id"],
                           time.monotonic() - started)
             self._defer_on(pending["operation_id"], locator)
-        raise _failed(from_document(document, self.environment))
+        raise self._failure(from_document(document, self.environment))

@@ -199,3 +199,48 @@ def continuations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(_runtime, "continue_delivery", spy)
     return seen
+
+
+@pytest.fixture(scope="session")
+def span_exporter() -> Any:
+    """The OpenTelemetry SDK installed as the process's tracer provider (once: OpenTelemetry
+    allows one), every span recorded in memory."""
+    from opentelemetry import trace  # noqa: PLC0415
+    from opentelemetry.sdk.trace import TracerProvider  # noqa: PLC0415
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: PLC0415
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: PLC0415
+        InMemorySpanExporter,
+    )
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    trace.set_tracer_provider(provider)
+    assert trace.get_tracer_provider() is provider, "another tracer provider was installed first"
+    return exporter
+
+
+@pytest.fixture
+def spans(span_exporter: Any) -> Iterator[Callable[[str], list[Any]]]:
+    """The finished spans of this test named ``name`` (the provider's and dpone's alike)."""
+    span_exporter.clear()
+
+    def named(name: str) -> list[Any]:
+        return [s for s in span_exporter.get_finished_spans() if s.name == name]
+
+    yield named
+    span_exporter.clear()
+
+
+def span_text(span_exporter: Any) -> str:
+    """Every finished span's name and attributes, as one text to search for a secret."""
+    import json  # noqa: PLC0415
+
+    return json.dumps([[s.name, dict(s.attributes or {})]
+                       for s in span_exporter.get_finished_spans()])
+
+
+def traceparent_of(span: Any) -> str:
+    """The W3C ``traceparent`` naming ``span`` as a parent."""
+    context = span.get_span_context()
+    return f"00-{context.trace_id:032x}-{context.span_id:016x}-{int(context.trace_flags):02x}"

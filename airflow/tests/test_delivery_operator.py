@@ -4,7 +4,7 @@ by its serialized classpath, runs it inline and resumes the task with its event.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import Any
 
 import pytest
 from conftest import ENVIRONMENT, TOKEN, Published, dag_file
@@ -21,13 +21,13 @@ def failures(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The text of every failure the task raised (Airflow 3's in-process test runner gives a
     failure callback no exception to read)."""
     raised: list[str] = []
-    real = operators._raise
+    real = operators._exception
 
-    def spy(failure: Any) -> NoReturn:
+    def spy(failure: Any) -> Exception:
         raised.append(failure.text)
-        real(failure)
+        return real(failure)
 
-    monkeypatch.setattr(operators, "_raise", spy)
+    monkeypatch.setattr(operators, "_exception", spy)
     return raised
 
 

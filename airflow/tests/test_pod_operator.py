@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperator
 from airflow.providers.cncf.kubernetes.secret import Secret
-from conftest import ENVIRONMENT, TOKEN, TOKEN_ENV, Published
+from conftest import ENVIRONMENT, TOKEN, TOKEN_ENV, Published, span_text, traceparent_of
 from dpone_airflow.pod_operator import DponeDeliveryPodOperator
 from dpone_airflow.triggers import DeliveryReceiptTrigger
 from kubernetes.client import ApiClient
@@ -168,9 +168,17 @@ with DAG({dag_id!r}, schedule=DeltaDataIntervalTimetable(dt.timedelta(days=1)),
 
 
 @pytest.fixture
-def pod_runs(published: Published, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """The executor pod, played in-process: the rendered arguments of every run, handed to
-    ``dpone-executor``'s own ``run_pinned``; its result document is the pod's XCom."""
+def pod_envs() -> list[dict[str, Any]]:
+    """The environment of the base container of every pod the operator asked for."""
+    return []
+
+
+@pytest.fixture
+def pod_runs(published: Published, monkeypatch: pytest.MonkeyPatch,
+             pod_envs: list[dict[str, Any]]) -> list[list[str]]:
+    """The executor pod, played in-process: the rendered arguments of every run (and the pod
+    spec's environment, in ``pod_envs``), handed to ``dpone-executor``'s own ``run_pinned``; its
+    result document is the pod's XCom."""
     from dpone.cli.executor_app import run_pinned  # noqa: PLC0415
 
     monkeypatch.setenv("DPONE_ENVIRONMENTS", published.environments_dir)
@@ -179,6 +187,8 @@ def pod_runs(published: Published, monkeypatch: pytest.MonkeyPatch) -> list[list
     def pod(self: DponeDeliveryPodOperator, context: Mapping[str, Any]) -> Any:
         args = list(self.arguments)
         runs.append(args)
+        spec = ApiClient().sanitize_for_serialization(self.build_pod_request_obj(dry_run=True))
+        pod_envs.append({e["name"]: e for e in spec["spec"]["containers"][0]["env"]})
         option = dict(zip(args[1::2], args[2::2], strict=False))
         outcome = run_pinned(plan_digest=option["--plan-digest"],
                              interval_start=dt.date.fromisoformat(option["--interval-start"]),
@@ -192,8 +202,9 @@ def pod_runs(published: Published, monkeypatch: pytest.MonkeyPatch) -> list[list
 
 
 def test_an_async_job_from_the_pod_defers_and_completes(
-        published: Published, pod_runs: list[list[str]],
-        run_dag: Callable[[Any, int], Any], continuations: list[str]) -> None:
+        published: Published, pod_runs: list[list[str]], pod_envs: list[dict[str, Any]],
+        run_dag: Callable[[Any, int], Any], continuations: list[str], spans: Any,
+        span_exporter: Any) -> None:
     folder = Path(os.environ["AIRFLOW__CORE__DAGS_FOLDER"])
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "dpone_pod_async.py"
@@ -216,3 +227,12 @@ def test_an_async_job_from_the_pod_defers_and_completes(
     (ti,) = dag_run.get_task_instances()
     result = ti.xcom_pull(task_ids="deliver")
     assert result["kind"] == "completed" and result["checkpoint_frontier"] == 1
+    # The pod continues the task's trace: its TRACEPARENT names the operator's execute span,
+    # whose context the receipt trigger and the resumed task continue too.
+    (execute,) = spans("dpone.airflow.execute")
+    (env,) = pod_envs
+    assert env["TRACEPARENT"] == {"name": "TRACEPARENT", "value": traceparent_of(execute)}
+    assert execute.attributes["dpone.operation_id"] == result["parent_id"]
+    (complete,) = spans("dpone.airflow.execute_complete")
+    assert complete.parent is not None and complete.parent.span_id == execute.context.span_id
+    assert TOKEN not in json.dumps(env) and TOKEN not in span_text(span_exporter)

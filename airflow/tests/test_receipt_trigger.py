@@ -30,7 +30,8 @@ def test_the_trigger_is_rebuilt_from_its_classpath_in_a_fresh_interpreter(
     classpath, kwargs = DeliveryReceiptTrigger(_CHILD, locator.as_kwargs()).serialize()
     document = json.dumps({"classpath": classpath, "kwargs": kwargs})
     assert TOKEN not in document and "password" not in document
-    assert set(kwargs) == {"operation_id", "journal_locator", "step_timeout_s", "max_sleep_s"}
+    assert set(kwargs) == {"operation_id", "journal_locator", "step_timeout_s", "max_sleep_s",
+                           "traceparent"}
     script = (
         "import importlib, json, sys\n"
         "given = json.loads(sys.argv[1])\n"
