@@ -55,6 +55,8 @@ class Run:
     wire_bytes: int
     requests: int
     peak_rss_mb: float | None = None
+    cpu_s: float | None = None
+    """User + system CPU seconds of the measured process (a cold CLI run only)."""
     ledger: dict[str, int] = field(default_factory=dict)
     """The receiver's count after the run: ``rows_total`` and ``duplicate_mutations``."""
     spent: dict[str, float] = field(default_factory=dict)
@@ -72,6 +74,7 @@ class Run:
             "requests": self.requests, "rows_per_s": round(self.rows / self.seconds, 1),
             "mb_per_s": round(self.wire_bytes / 1e6 / self.seconds, 2),
             "peak_rss_mb": None if self.peak_rss_mb is None else round(self.peak_rss_mb, 1),
+            "cpu_s": None if self.cpu_s is None else round(self.cpu_s, 3),
             "receiver": self.ledger}
         if self.spent:
             document["spent_s"] = {k: round(v, 4) for k, v in sorted(self.spent.items())}
@@ -160,6 +163,7 @@ class Child:
     seconds: float
     returncode: int
     peak_rss_mb: float
+    cpu_s: float
     stdout: str
     stderr: str
 
@@ -174,7 +178,7 @@ pid = os.posix_spawn(sys.argv[2], sys.argv[2:], os.environ)
 _, status, usage = os.wait4(pid, 0)
 seconds = time.perf_counter() - start
 with open(sys.argv[1], "w") as out:
-    out.write(f"{seconds} {usage.ru_maxrss}")
+    out.write(f"{seconds} {usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}")
 sys.exit(os.waitstatus_to_exitcode(status))
 """
 
@@ -192,10 +196,11 @@ def run_child(argv: list[str], *, env: dict[str, str], cwd: Path) -> Child:
         err.seek(0)
         stdout, stderr = out.read(), err.read()
     try:
-        seconds, maxrss_kib = measured.read_text().split()
+        seconds, maxrss_kib, cpu_s = measured.read_text().split()
     except (OSError, ValueError) as exc:
         raise RuntimeError(f"{argv[0]} was not measured: {stderr[-1500:]}") from exc
-    return Child(float(seconds), process.returncode, int(maxrss_kib) / 1024, stdout, stderr)
+    return Child(float(seconds), process.returncode, int(maxrss_kib) / 1024, float(cpu_s), stdout,
+                 stderr)
 
 
 def child_env(token: str) -> dict[str, str]:
@@ -226,7 +231,7 @@ def dpone_cli(workload: Path, registry: Path, interval: tuple[str, str], journal
                            f"(status {document.get('status')!r}): {child.stdout[-1500:]}"
                            f"{child.stderr[-1500:]}")
     return Run("telemetry" if telemetry else "dpone", child.seconds, rows, wire_bytes, children,
-               child.peak_rss_mb)
+               child.peak_rss_mb, child.cpu_s)
 
 
 def naive_client(family: str, csv_file: Path, base_url: str, resource: str, scratch: Path,

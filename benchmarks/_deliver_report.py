@@ -43,6 +43,12 @@ class Result:
         pairs = zip(self.runs.get("dpone", []), self.runs.get(other, []), strict=False)
         return [(dpone.rows / dpone.seconds) / (peer.rows / peer.seconds) for dpone, peer in pairs]
 
+    def cpu_ratios(self, path: str) -> list[float]:
+        """``path``'s CPU seconds over dpone's, per repeat (cold CLI runs only)."""
+        pairs = zip(self.runs.get("dpone", []), self.runs.get(path, []), strict=False)
+        return [run.cpu_s / dpone.cpu_s for dpone, run in pairs
+                if run.cpu_s and dpone.cpu_s]
+
     def ratio(self, other: str) -> float | None:
         dpone, peer = self.median("dpone"), self.median(other)
         if dpone is None or peer is None:
@@ -70,7 +76,13 @@ class Result:
             "ratios": {f"dpone/{other}": {"median": _round(self.ratio(other)),
                                            "per_repeat": [round(r, 3)
                                                           for r in self.ratios(other)]}
-                       for other in ("naive", "bare", "telemetry") if other in self.runs},
+                       for other in ("naive", "bare") if other in self.runs},
+            "telemetry_time_on_over_off": None if "telemetry" not in self.runs else {
+                "median": _round(self.ratio("telemetry")),
+                "median_of_pairs": _round(statistics.median(self.ratios("telemetry"))),
+                "cpu_median_of_pairs": _round(statistics.median(self.cpu_ratios("telemetry"))
+                                              if self.cpu_ratios("telemetry") else None),
+                "per_repeat": [round(r, 3) for r in self.ratios("telemetry")]},
             "per_child_ms_in_process": {
                 part: _round(self.per_child_ms(part))
                 for part in ("journal", "artifacts", "submit", "poll")},
@@ -103,8 +115,13 @@ def render(result: Result, journal_note: str, repeat: int) -> list[str]:
                      f"{'' if ratio is None else f'{ratio:.2f}x':>8}  {NOTES[path]}")
     if (cost := result.ratio("telemetry")) is not None:
         per_repeat = result.ratios("telemetry")
-        lines.append(f"telemetry on/off: {cost:.3f}x the time (median runs; per repeat "
+        cpu = result.cpu_ratios("telemetry")
+        lines.append(f"telemetry on/off: {cost:.3f}x the time (median runs), "
+                     f"{statistics.median(per_repeat):.3f}x (median of the repeats' pairs: "
                      f"{', '.join(f'{r:.3f}' for r in per_repeat)})")
+        if cpu:
+            lines.append(f"telemetry on/off: {statistics.median(cpu):.3f}x the CPU seconds "
+                         f"(median of the repeats' pairs: {', '.join(f'{r:.3f}' for r in cpu)})")
     for other in ("naive", "bare"):
         if (ratio := result.ratio(other)) is not None:
             lines.append(f"dpone/{other}: {ratio:.2f}x by rows/s{_spread(result.ratios(other))}")

@@ -18,7 +18,7 @@ import pytest
 
 BENCHMARK = Path(__file__).resolve().parents[3] / "benchmarks" / "deliver.py"
 ROWS = 12_000
-PATHS = {"dpone", "naive", "bare", "in-process"}
+PATHS = {"dpone", "telemetry", "naive", "bare", "in-process"}
 
 
 def _positive(value: object) -> bool:
@@ -30,12 +30,12 @@ def test_delivery_benchmark_runs_every_path_and_every_row_arrives_once(tmp_path:
     output = tmp_path / "deliver.json"
     result = subprocess.run(
         [sys.executable, str(BENCHMARK), "--rows", str(ROWS), "--repeat", "1", "--journal",
-         "both", "--peer", "naive", "--output", str(output)],
+         "both", "--peer", "naive", "--telemetry", "--output", str(output)],
         capture_output=True, text=True, timeout=900, check=False)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     for header in ("sync NDJSON", "async CSV+gzip", "SQLite journal", "PostgreSQL", "dpone/naive",
-                   "dpone/bare", "ms/child", "rows/s", "MB/s", "peak RSS MB", "== cold start",
-                   "dpone delivery inspect --help"):
+                   "dpone/bare", "telemetry on/off", "ms/child", "rows/s", "MB/s", "peak RSS MB",
+                   "== cold start", "dpone delivery inspect --help"):
         assert header in result.stdout
     document = json.loads(output.read_text())
     assert {(r["scenario"], r["journal"]) for r in document["results"]} == {
@@ -51,6 +51,7 @@ def test_delivery_benchmark_runs_every_path_and_every_row_arrives_once(tmp_path:
             assert _positive(entry["median"][path]["peak_rss_mb"])
         for ratio in ("dpone/naive", "dpone/bare"):
             assert _positive(entry["ratios"][ratio]["median"])
+        assert _positive(entry["telemetry_time_on_over_off"]["median"])
         assert _positive(entry["per_child_ms_in_process"]["journal"])
     assert len(document["cold_start"]["importtime_top"]) == 10
     assert all(_positive(wall["median"]) for wall in document["cold_start"]["wall_s"].values())
