@@ -153,6 +153,17 @@ def test_a_missing_or_invalid_traceparent_starts_no_trace(value: str) -> None:
     assert not _continued({"TRACEPARENT": value}).is_valid
 
 
+def _only(environ: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> object:
+    """The OTel variables of ``environ`` and none other; the provider before configuring."""
+    for name in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                 "OTEL_TRACES_EXPORTER", "OTEL_SDK_DISABLED", "OTEL_EXPORTER_OTLP_PROTOCOL",
+                 "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    return trace.get_tracer_provider()
+
+
 @pytest.mark.parametrize("environ", [
     {},
     {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_SDK_DISABLED": "true"},
@@ -161,12 +172,7 @@ def test_a_missing_or_invalid_traceparent_starts_no_trace(value: str) -> None:
 def test_configure_installs_nothing_unless_asked_and_says_nothing(
         environ: dict[str, str], monkeypatch: pytest.MonkeyPatch,
         said: list[logging.LogRecord]) -> None:
-    for name in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-                 "OTEL_TRACES_EXPORTER", "OTEL_SDK_DISABLED"):
-        monkeypatch.delenv(name, raising=False)
-    for name, value in environ.items():
-        monkeypatch.setenv(name, value)
-    before = trace.get_tracer_provider()
+    before = _only(environ, monkeypatch)
 
     assert tracing.configure() is False
 
@@ -183,13 +189,7 @@ def test_configure_installs_nothing_unless_asked_and_says_nothing(
 def test_an_export_dpone_cannot_make_is_one_warning_and_no_provider(
         environ: dict[str, str], named: str, monkeypatch: pytest.MonkeyPatch,
         said: list[logging.LogRecord]) -> None:
-    for name in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-                 "OTEL_TRACES_EXPORTER", "OTEL_SDK_DISABLED", "OTEL_EXPORTER_OTLP_PROTOCOL",
-                 "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"):
-        monkeypatch.delenv(name, raising=False)
-    for name, value in environ.items():
-        monkeypatch.setenv(name, value)
-    before = trace.get_tracer_provider()
+    before = _only(environ, monkeypatch)
 
     assert tracing.configure() is False
 
