@@ -84,6 +84,13 @@ class FaultGate:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        self.state.handled(+1)
+        try:
+            await self._handle(scope, receive, send)
+        finally:
+            self.state.handled(-1)
+
+    async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         method, path = scope["method"], scope["path"]
         endpoint = classify(method, path)
         self.state.jobs.settle(self.state.now())

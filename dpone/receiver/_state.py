@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import threading
 
 from dpone.receiver._config import ReceiverConfig
 from dpone.receiver._faults import FaultBook
@@ -17,6 +18,20 @@ class ReceiverState:
         self.jobs = JobBook(self.ledger, config.processing_seconds, config.boot_id)
         self.faults = FaultBook()
         self._batch_ids = itertools.count(1)  # never reset, like job ids
+        self._handling = 0
+        self._handling_lock = threading.Lock()
+
+    @property
+    def handling(self) -> int:
+        """Requests being handled now (a test waits for 0 before it reads the ledger as the
+        receiver's final word, e.g. after its client was killed mid-request)."""
+        with self._handling_lock:
+            return self._handling
+
+    def handled(self, step: int) -> None:
+        """One request starts (``+1``) or ends (``-1``)."""
+        with self._handling_lock:
+            self._handling += step
 
     def now(self) -> float:
         return self.config.clock()

@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,18 @@ def _killed_deliver(registry: Path, cwd: Path, cut: str) -> subprocess.Completed
         cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False)
 
 
+def _settled(receiver: ReceiverThread, timeout_s: float = 30.0) -> None:
+    """Wait until the receiver has seen the killed run's request and handled it to its end."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        posted = any(line.startswith("POST ")
+                     for line in receiver.state.ledger.snapshot()["requests"])
+        if posted and receiver.state.handling == 0:
+            return
+        time.sleep(0.05)
+    pytest.fail("the receiver did not finish handling the killed run's request")
+
+
 @pytest.mark.parametrize("cut", ["after:send", "before:send"])
 def test_a_kill_during_a_sync_submit_is_recovered_in_three_commands(
         registry: Path, tmp_path: Path, receiver: ReceiverThread,
@@ -65,7 +78,10 @@ def test_a_kill_during_a_sync_submit_is_recovered_in_three_commands(
     child_id = f"{parent}_0001"
     assert child_id in stderr
     # The request left; whether the receiver applied it before the connection died is the
-    # receiver's to say (its console, here its ledger): that is what the operator attests.
+    # receiver's to say (its console, here its ledger, once it has handled what it was sent):
+    # that is what the operator attests.
+    if cut == "after:send":
+        _settled(receiver)
     applied = receiver.state.ledger.snapshot()["mutations_total"]
     assert applied in (0, 1)
     monkeypatch.chdir(tmp_path)
