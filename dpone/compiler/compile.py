@@ -79,7 +79,8 @@ def _expect_identity(doc: LoadedDocument, expected: str, actual: str, path: Yaml
                     f"{expected!r}", doc, path, hint="make the file name match its id and version")
 
 
-def _expect_profile_identity(doc: LoadedDocument, ref: str, profile: OperationProfile) -> None:
+def expect_profile_identity(doc: LoadedDocument, ref: str, profile: OperationProfile) -> None:
+    """``registry.id_mismatch`` unless the file of ``ref`` declares that id and version."""
     expected_id, expected_version = ref.split("@")
     _expect_identity(doc, expected_id, profile.id, ("id",))
     _expect_identity(doc, expected_version, str(profile.version), ("version",))
@@ -194,7 +195,7 @@ def _compiled(workload_path: Path, registry_root: Path, workload_display: str | 
     pdoc = _load_checked(registry, "profiles", sink.operation_profile_ref, wdoc,
                          ("sink", "operation_profile_ref"), "operation profile", check_raw_profile)
     profile = validate_document(OperationProfile, pdoc)
-    _expect_profile_identity(pdoc, sink.operation_profile_ref, profile)
+    expect_profile_identity(pdoc, sink.operation_profile_ref, profile)
     _refuse_deprecated(profile, pdoc, wdoc)
     templates = check_profile(profile, pdoc)
 

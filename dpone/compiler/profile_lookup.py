@@ -15,6 +15,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from dpone.compiler._registry import Registry
 from dpone.compiler._validate import validate_document
+from dpone.compiler.compile import expect_profile_identity
 from dpone.contracts import DponeError, Location
 from dpone.contracts.profile import OperationProfile
 from dpone.contracts.workload import ProfileRef
@@ -34,8 +35,5 @@ def load_profile(registry_root: Path, ref: str) -> OperationProfile:
     doc = registry.load("profiles", ref, referenced_at=Location(file=str(registry_root)),
                         ref_label="operation profile")
     profile = validate_document(OperationProfile, doc)
-    if profile.ref != ref:
-        raise DponeError(code="registry.id_mismatch", location=doc.locate(("id",)),
-                         message=f"file declares {profile.ref!r} but is referenced as {ref!r}",
-                         hint="make the file name match its id and version")
+    expect_profile_identity(doc, ref, profile)
     return profile

@@ -14,6 +14,7 @@ from dpone.contracts.journal import (
     Generation,
     Lease,
     ParentAdmission,
+    ParentOperation,
     Tenancy,
     TransitionRequest,
 )
@@ -106,6 +107,15 @@ def complete_full(journal: DeliveryJournalPort, operation_id: str) -> ChildOpera
     observer = journal.acquire_lease(operation_id, "observation", "verifier", 60)
     return step(journal, child, "verifying_succeeded_verified_full", "verification",
                 "FULL_EFFECT_VERIFIED", ["verification_recorded", "all_rows_accounted"], observer)
+
+
+def two_deliveries(journal: DeliveryJournalPort) -> tuple[ParentOperation, ParentOperation]:
+    """Two admitted deliveries of the audit-trail tests: one of two children whose first child
+    is completed (its transitions write audit rows of their own), and one of another route."""
+    parent = journal.admit_parent(admission([(0, 10), (10, 20)])).parent
+    other = journal.admit_parent(admission([(40, 50)], route="route-b")).parent
+    complete_full(journal, parent.children[0].operation_id)
+    return parent, other
 
 
 def complete_failed(journal: DeliveryJournalPort, operation_id: str) -> ChildOperation:

@@ -73,5 +73,16 @@ def unbounded(read: Iterable[Key], identifiers: Iterable[str] = ()) -> list[str]
     return problems
 
 
+def assert_catalogued(name: str, labels: Mapping[str, str], source: str) -> None:
+    """``name`` is a ``source`` metric of the catalogue, the series has exactly its label names,
+    and every value is one its label admits."""
+    metric = BY_NAME.get(name)
+    assert metric is not None, f"{name} is not in the metrics catalogue"
+    assert metric.source == source, name
+    assert set(labels) == set(metric.label_names), (name, labels)
+    for label in metric.labels:
+        assert label.admits(labels[label.name]), (name, label.name, labels[label.name])
+
+
 def label_values(read: Mapping[Key, float], label: str) -> set[str]:
     return {value for _name, pairs in read for name, value in pairs if name == label}

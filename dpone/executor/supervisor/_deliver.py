@@ -35,8 +35,6 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Final
 
-from opentelemetry import trace
-
 from dpone.contracts import DponeError
 from dpone.contracts.binding import LeasePolicy
 from dpone.contracts.journal import ChildOperation, ParentOperation, SupervisorJournal
@@ -210,7 +208,7 @@ def drive(run: Run, parent: ParentOperation, sealed: Mapping[int, SealedChild], 
     observing an asynchronous job until it is terminal."""
     width = run.family.width
     run.telemetry.admitted(parent.plan_digest)
-    trace.get_current_span().set_attributes(tracing.attributes({"parent_id": parent.parent_id}))
+    tracing.annotate(parent_id=parent.parent_id)
     children = sorted(parent.children, key=lambda child: child.ordinal)
     frontier = Frontier(run.writer, parent, run.family.stride)
     with contextlib.ExitStack() as stack:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 
 from opentelemetry.trace import Span
@@ -35,11 +35,9 @@ class Telemetry:
     environment: str
     plan_digest: str | None = None
     """The compiled plan's digest, known once the parent is admitted (:meth:`admitted`)."""
-    _log_steps: bool = field(default=False, init=False)
 
     def admitted(self, plan_digest: str) -> None:
         self.plan_digest = plan_digest
-        self._log_steps = LOG.isEnabledFor(logging.INFO)
 
     def _fields(self, operation: ChildOperation) -> dict[str, str | int | None]:
         return {"operation_id": operation.operation_id, "parent_id": operation.parent_id,
@@ -50,7 +48,7 @@ class Telemetry:
     def step(self, operation: ChildOperation, transition_id: str) -> None:
         """A journal transition (or writer step) of ``operation`` was committed."""
         metrics.transition(self.profile, transition_id)
-        if not self._log_steps:
+        if not LOG.isEnabledFor(logging.INFO):  # nothing is built for an event nobody logs
             return
         axes = operation.axes
         fields = {**self._fields(operation), "transition": transition_id,

@@ -32,6 +32,7 @@ from dpone.receiver import ReceiverThread
 from support.cli import Dpone, Run
 from support.common import ROOT, free_port
 from support.reconcile import DROP_SYNC
+from support.telemetry import assert_catalogued
 
 SYNC_PROFILE = "mock.batch-ndjson"
 WEEK = ("2026-08-01", "2026-08-08")
@@ -68,11 +69,7 @@ def _show(dpone: Dpone, *extra: str) -> Run:
 
 
 def _check_series(name: str, labels: dict[str, str]) -> None:
-    metric = BY_NAME[name]
-    assert metric.source == "journal", name
-    assert set(labels) == set(metric.label_names), (name, labels)
-    for label in metric.labels:
-        assert label.admits(labels[label.name]), (name, label.name, labels[label.name])
+    assert_catalogued(name, labels, "journal")
 
 
 def test_show_prints_the_unknown_effect_and_its_age(dpone: Dpone, unknown: str) -> None:

@@ -8,15 +8,13 @@ from __future__ import annotations
 import datetime as dt
 
 from dpone.contracts.journal import DeliveryJournalPort, OperatorActionRecord
-from support.journal import admission, complete_full
+from support.journal import two_deliveries
 
 
 def test_the_audit_trail_is_exported_whole_by_delivery_and_since_a_time(
         journal: DeliveryJournalPort) -> None:
-    parent = journal.admit_parent(admission([(0, 10), (10, 20)])).parent
-    other = journal.admit_parent(admission([(40, 50)], route="route-b")).parent
+    parent, other = two_deliveries(journal)
     first, second = parent.children
-    complete_full(journal, first.operation_id)
     evidence = "sha256:" + "e" * 64
     reconciled = journal.record_operator_action(OperatorActionRecord(
         operation_id=second.operation_id, command="reconcile", actor="alice",

@@ -8,15 +8,13 @@ import pytest
 from pydantic import ValidationError
 
 from dpone.contracts.journal import DeliveryJournalPort, OperatorActionRecord
-from support.journal import admission, complete_full
+from support.journal import two_deliveries
 
 
 def test_operator_actions_are_recorded_and_listed_for_the_operations_asked_about(
         journal: DeliveryJournalPort) -> None:
-    parent = journal.admit_parent(admission([(0, 10), (10, 20)])).parent
-    other = journal.admit_parent(admission([(40, 50)], route="route-b")).parent
+    parent, other = two_deliveries(journal)
     first, second = parent.children
-    complete_full(journal, first.operation_id)  # transitions write audit rows of their own
     evidence = "sha256:" + "e" * 64
 
     resumed = journal.record_operator_action(OperatorActionRecord(
