@@ -67,13 +67,15 @@ def render_error(error: DponeError, fmt: str) -> None:
     click.echo("\n".join(lines), err=True)
 
 
-def run_guarded(fmt: str, action: Callable[[], int]) -> None:
-    """Run a command body; a DponeError becomes its rendering and exit code."""
+def run_guarded(fmt: str, action: Callable[[], int], *, error_exit: int | None = None) -> None:
+    """Run a command body; a DponeError becomes its rendering and exit code (``error_exit``
+    instead for a command whose exit codes say "same", "different" and "error", like
+    ``git diff --exit-code``)."""
     try:
         code = action()
     except DponeError as error:
         render_error(error, fmt)
-        sys.exit(error.exit_code)
+        sys.exit(error.exit_code if error_exit is None else error_exit)
     sys.exit(code)
 
 

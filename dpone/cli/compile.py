@@ -1,4 +1,5 @@
-"""`dpone check` and `dpone plan`: offline compilation, no network and no secrets."""
+"""`dpone check`, and what `dpone plan` shares with it: offline compilation, no network and no
+secrets, and the summary of what a workload compiles to."""
 
 from __future__ import annotations
 
@@ -7,13 +8,10 @@ from typing import Any
 
 import click
 
-from dpone.artifacts import open_artifact_store
-from dpone.cli._hints import command, redact
-from dpone.cli._inputs import DEFAULT_ARTIFACTS, DEFAULT_PLANS
+from dpone.cli._hints import command
 from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
 from dpone.compiler import CompiledPlan, compile_workload
 from dpone.compiler.mapping_versions import check_mapping_layout, layout_digest, mapping_stores
-from dpone.contracts import DponeError
 from dpone.contracts.documents import (
     BindingSummary,
     CheckResult,
@@ -21,20 +19,17 @@ from dpone.contracts.documents import (
     DigestSummary,
     FenceSummary,
     MutationSummary,
-    PlanResult,
     ProfileSummary,
-    PublishedPlan,
 )
 from dpone.contracts.plan import RestDeliveryPlan
-from dpone.plans import publish_plan, write_plan
 
-_WORKLOAD = click.argument("workload", type=click.Path(path_type=Path, dir_okay=False))
-_REGISTRY = click.option("--registry", "registry", required=True,
+WORKLOAD = click.argument("workload", type=click.Path(path_type=Path, dir_okay=False))
+REGISTRY = click.option("--registry", "registry", required=True,
                          type=click.Path(path_type=Path, file_okay=False),
                          help="Registry root holding profiles/, bindings/, mappings/, environments/.")
 
 
-def _compile(workload: Path, registry: Path, plans: Path | None = None) -> CompiledPlan:
+def compile_checked(workload: Path, registry: Path, plans: Path | None = None) -> CompiledPlan:
     """Compile ``workload``; a mapping id whose layout changed since a plan in the registry's
     plan store (or ``plans``) or its goldens was compiled with it is refused."""
     compiled = compile_workload(workload, registry, workload_display=str(workload),
@@ -72,7 +67,7 @@ def _mutation(plan: RestDeliveryPlan) -> MutationSummary:
         max_children=limits.max_children)
 
 
-def _summary(compiled: CompiledPlan) -> dict[str, Any]:
+def summary_fields(compiled: CompiledPlan) -> dict[str, Any]:
     """The fields of :class:`CompileSummary` (shared by the check and plan documents)."""
     plan = compiled.plan
     profile = plan.profile.snapshot
@@ -101,7 +96,7 @@ _WINDOW_FROM = {"workload": "workload preferred_window_days",
                 "profile_default": "profile default preferred_window_days"}
 
 
-def _text(summary: CompileSummary, header: str) -> str:
+def summary_text(summary: CompileSummary, header: str) -> str:
     p, b, m, f = summary.profile, summary.binding, summary.mutation, summary.fence
     rows = [
         header,
@@ -124,75 +119,20 @@ def _text(summary: CompileSummary, header: str) -> str:
 
 
 @click.command()
-@_WORKLOAD
-@_REGISTRY
+@WORKLOAD
+@REGISTRY
 @FORMAT_OPTION
 def check(workload: Path, registry: Path, fmt: str) -> None:
     """Validate WORKLOAD against the registry offline and show what it compiles to."""
 
     def body() -> int:
-        compiled = _compile(workload, registry)
-        result = CheckResult(**_summary(compiled))
+        compiled = compile_checked(workload, registry)
+        result = CheckResult(**summary_fields(compiled))
         if fmt == "json":
             emit_json(result)
         else:
-            click.echo(_text(result, f"ok: {workload} compiles"))
+            click.echo(summary_text(result, f"ok: {workload} compiles"))
             click.echo("next: " + command("plan", str(workload), "--registry", str(registry)))
-        return 0
-
-    run_guarded(fmt, body)
-
-
-def _publish(artifacts_url: str, compiled: CompiledPlan) -> PublishedPlan:
-    """Publish the plan into the artifact store by its digest (create-if-absent)."""
-    ref = publish_plan(open_artifact_store(artifacts_url), compiled.digest, compiled.canonical)
-    return PublishedPlan(artifacts=redact(artifacts_url), key=ref.key)
-
-
-@click.command()
-@_WORKLOAD
-@_REGISTRY
-@click.option("--out", "out", type=click.Path(path_type=Path, file_okay=False),
-              default=None, show_default=f"<registry>/{DEFAULT_PLANS}",
-              help="Directory under which plans/sha256/<hex>.json is written.")
-@click.option("--publish", "publish", is_flag=True, default=False,
-              help="Also publish the plan into the artifact store --artifacts by its digest "
-                   "(create-if-absent): what `dpone-executor run --plan-digest` reads.")
-@click.option("--artifacts", "artifacts_url", default=None,
-              show_default=f"<registry>/{DEFAULT_ARTIFACTS}",
-              help="Artifact store --publish publishes into: a directory, file:///abs/path or "
-                   "s3://bucket/prefix.")
-@FORMAT_OPTION
-def plan(workload: Path, registry: Path, out: Path | None, publish: bool,
-         artifacts_url: str | None, fmt: str) -> None:
-    """Compile WORKLOAD into a content-addressed dpone.rest_delivery_plan.v1.
-
-    With --publish the plan is also published into the artifact store by its digest (the CI
-    step that makes a plan deployable: the executor image runs only a published plan)."""
-
-    def body() -> int:
-        if artifacts_url is not None and not publish:
-            raise DponeError(code="input.invalid_argument",
-                             message="--artifacts names where --publish publishes the plan",
-                             hint="Add --publish to publish the plan into that artifact store.")
-        store = out or registry / DEFAULT_PLANS
-        compiled = _compile(workload, registry, store)
-        path, written = write_plan(store, compiled.digest, compiled.canonical)
-        published = _publish(artifacts_url or str(registry / DEFAULT_ARTIFACTS),
-                             compiled) if publish else None
-        result = PlanResult(path=str(path), written=written, plan_digest=compiled.digest,
-                            published=published, **_summary(compiled))
-        if fmt == "json":
-            emit_json(result)
-        else:
-            click.echo(_text(result, f"plan {compiled.digest}"))
-            state = "written" if written else "unchanged (same digest, same bytes)"
-            click.echo(f"  file         {path} ({state})")
-            if published is not None:
-                click.echo(f"  published    {published.key} in {published.artifacts}")
-                click.echo("next: dpone-executor run --plan-digest " + compiled.digest
-                           + " --interval-start YYYY-MM-DD --interval-end YYYY-MM-DD "
-                           "--environment NAME")
         return 0
 
     run_guarded(fmt, body)

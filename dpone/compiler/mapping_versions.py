@@ -4,7 +4,7 @@ A payload mapping's id (``shop.orders.v1``) is what a receiver and a reviewer kn
 layout by; renaming, retyping, reordering or adding a column under the same id would send a
 different layout under a name that promises the old one. Before a plan is written, every plan
 already compiled in the plan stores a command reads (``plans/sha256/*.json``) and every
-reviewed golden plan (``goldens/plans/*.json``) that names the same mapping id must carry the
+reviewed golden plan (``goldens/plans/<environment>/<workload>.json``) that names the same mapping id must carry the
 same layout, else ``mapping.layout_changed`` names the mapping file, both layout digests and the
 fix: a new id (``shop.orders.v2``). The layout is the columns (name, source, type, nullable)
 and the sort keys; the description is not part of it.
@@ -39,8 +39,10 @@ def layout_digest(mapping: Mapping[str, Any]) -> str:
 
 
 def _plans(root: Path) -> Iterator[Path]:
-    for pattern in ("plans/sha256/*.json", "plans/*.json"):
-        found = sorted(root.glob(pattern), key=lambda p: p.stat().st_mtime, reverse=True)
+    for pattern in ("plans/sha256/*.json", "plans/*/*.json", "plans/*.json"):
+        found = sorted((p for p in root.glob(pattern)
+                        if pattern != "plans/*/*.json" or p.parent.name != "sha256"),
+                       key=lambda p: p.stat().st_mtime, reverse=True)
         yield from found[:MAX_SCANNED]
 
 

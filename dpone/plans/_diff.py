@@ -48,6 +48,31 @@ DERIVED: Final = (
     "mapping_digest", "environment.operation_namespace", "effect_conflict_domain")
 """The plan's identities: computed from its fields, reported as which identities changed."""
 
+IDENTITY_MEANING: Final[Mapping[str, str]] = {
+    "profile.operation_semantics_digest":
+        "part of every child's mutation intent (request, body, codec, limits, acknowledgement, "
+        "fence): an unfinished window of the old plan is refused as an intent conflict",
+    "binding.receiver_binding_semantics_digest":
+        "part of every child's mutation intent (the receiver and its principal): an "
+        "unfinished window of the old plan is refused as an intent conflict",
+    "environment.operation_namespace":
+        "part of every receiver mutation key: the receiver sees every window as a new delivery",
+    "mapping_digest": "the payload mapping: new sealed bytes, so new mutation intents",
+    "effect_conflict_domain":
+        "where overlapping generations are ordered: the old plan's deliveries no longer order "
+        "the new plan's",
+    "profile.execution_policy_digest":
+        "how runs behave (timeouts, retries, rates, retention, observability): in no identity",
+    "profile.profile_contract_digest":
+        "the whole profile contract (semantics, policy, version), as certification names it",
+}
+"""What each identity in :data:`DERIVED` decides when it changes."""
+
+INTENT_IDENTITIES: Final = frozenset({
+    "profile.operation_semantics_digest", "binding.receiver_binding_semantics_digest",
+    "environment.operation_namespace", "mapping_digest", "effect_conflict_domain"})
+"""The identities a delivery's intent, key or conflict domain is derived from."""
+
 RULES: Final[tuple[tuple[str, Consequence], ...]] = (
     ("workload.description", "descriptive"),
     ("profile.snapshot.description", "descriptive"),
@@ -96,6 +121,13 @@ class PlanDiff:
     @property
     def changed(self) -> bool:
         return bool(self.changes or self.identities)
+
+    @property
+    def new_intent(self) -> bool:
+        """A window run under the new plan is a new delivery intent (an identity or payload
+        change, or a moved intent identity such as the operation semantics' limits)."""
+        return (any(c.consequence in ("identity", "payload") for c in self.changes)
+                or bool(INTENT_IDENTITIES.intersection(self.identities)))
 
     def by_consequence(self) -> dict[Consequence, tuple[Change, ...]]:
         """The changes of each class that has any, in :data:`CONSEQUENCES` order."""

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from dpone.contracts import canonical_json, content_digest
-from support.common import EXAMPLES, ROOT
+from support.common import EXAMPLES, GOLDEN_PLANS, ROOT
 
 pytestmark = pytest.mark.slow
 
@@ -35,7 +35,8 @@ def test_wheel_ships_package_data_and_compiles_examples(clean_venv: Path, tmp_pa
          "--registry", str(EXAMPLES), "--out", str(tmp_path), "--format", "json"],
         capture_output=True, text=True, cwd=tmp_path, check=False)
     assert out.returncode == 0, out.stderr
-    golden = json.loads((ROOT / "goldens" / "plans" / "measurements_async.json").read_text("utf-8"))
+    golden = json.loads((GOLDEN_PLANS / "local-dev" / "measurements_async.json")
+                        .read_text("utf-8"))
     assert json.loads(out.stdout)["plan_digest"] == content_digest(canonical_json(golden))
     installed = subprocess.run(
         [str(clean_venv / "bin" / "python"), "-c",

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
+GOLDEN_PLANS = ROOT / "goldens" / "plans"
 
 
 def free_port() -> int:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from dpone.cli.compile import plan as plan_command
+from dpone.cli.plan import plan as plan_command
 from dpone.cli.seal import seal
 from support.cli_documents import published_document
 from support.common import EXAMPLES

@@ -1,49 +1,37 @@
-"""Compiled plans of the examples are reviewed goldens under goldens/plans/."""
+"""The example plans' goldens under goldens/plans/ are what `dpone plan --all` writes.
+
+They are refreshed with the product's own command (``dpone plan --all --registry examples --out
+goldens/plans``), never by a test: this suite runs its ``--check`` and fails on a stale golden
+with the semantic difference in the message."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+from click.testing import CliRunner
 
+from dpone.cli.main import cli
 from dpone.compiler import compile_workload
-from dpone.contracts import canonical_json, content_digest
-from support.common import EXAMPLES, ROOT
+from dpone.plans import read_plan_file
+from support.common import EXAMPLES, GOLDEN_PLANS
+
+EXAMPLE_WORKLOADS = ("measurements_async", "measurements_sync")
 
 
-class PlanGolden(SingleFileSnapshotExtension):
-    """One pretty-printed JSON file per plan, kept under goldens/plans for review."""
-
-    _write_mode = WriteMode.TEXT
-    file_extension = "json"
-
-    @classmethod
-    def dirname(cls, *, test_location: Any) -> str:
-        return str(ROOT / "goldens" / "plans")
-
-    @classmethod
-    def get_snapshot_name(cls, *, test_location: Any, index: Any = 0) -> str:
-        # goldens/plans/<workload>.json: named for the example, not for the test function.
-        return str(test_location.testname).split("[", 1)[1].rstrip("]")
+def test_the_example_goldens_are_current() -> None:
+    result = CliRunner().invoke(cli, ["plan", "--all", "--registry", str(EXAMPLES), "--check",
+                                      str(GOLDEN_PLANS)])
+    refresh = "dpone plan --all --registry examples --out goldens/plans"
+    assert result.exit_code == 0, f"{result.stdout}\nrefresh with `{refresh}` and review"
+    listed = json.loads(CliRunner().invoke(cli, [
+        "plan", "--all", "--registry", str(EXAMPLES), "--check", str(GOLDEN_PLANS),
+        "--format", "json"]).stdout)
+    assert [(p["environment"], p["name"], p["state"]) for p in listed["plans"]] == [
+        ("local-dev", name, "unchanged") for name in EXAMPLE_WORKLOADS]
 
 
-@pytest.fixture
-def golden(snapshot: Any) -> Any:
-    return snapshot.use_extension(PlanGolden)
-
-
-@pytest.mark.parametrize("name", ["measurements_async", "measurements_sync"])
-def test_plan_matches_golden(name: str, golden: Any) -> None:
-    compiled = compile_workload(EXAMPLES / "workloads" / f"{name}.yaml", EXAMPLES)
-    pretty = json.dumps(json.loads(compiled.canonical), indent=2, sort_keys=True,
-                        ensure_ascii=False) + "\n"
-    assert pretty == golden
-
-
-@pytest.mark.parametrize("name", ["measurements_async", "measurements_sync"])
+@pytest.mark.parametrize("name", EXAMPLE_WORKLOADS)
 def test_golden_digest_equals_compiled_digest(name: str) -> None:
-    stored = json.loads((ROOT / "goldens" / "plans" / f"{name}.json").read_text("utf-8"))
-    compiled = compile_workload(EXAMPLES / "workloads" / f"{name}.yaml", EXAMPLES)
-    assert content_digest(canonical_json(stored)) == compiled.digest
+    _, digest = read_plan_file(GOLDEN_PLANS / "local-dev" / f"{name}.json")
+    assert digest == compile_workload(EXAMPLES / "workloads" / f"{name}.yaml", EXAMPLES).digest
