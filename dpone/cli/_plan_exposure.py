@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from dpone.cli._hints import redact
-from dpone.cli._inputs import close_quietly, open_existing_journal, sealed_boundary
+from dpone.cli._inputs import close_quietly, open_existing_journal
 from dpone.cli._plan_compare import Side
 from dpone.contracts.documents import ChildEstimate, ExposedDelivery, Interval, JournalExposure
 from dpone.contracts.plan import RestDeliveryPlan
@@ -53,10 +53,13 @@ def journal_exposure(old: Side, url: str, environment_id: str, operation_namespa
 def _children(plan: RestDeliveryPlan, digest: str, registry: Path, start: dt.date,
               end: dt.date) -> tuple[int, int]:
     from dpone.artifacts import open_artifact_store  # noqa: PLC0415 - only for an estimate
+    from dpone.executor.seal import seal_boundary  # noqa: PLC0415 - only for an estimate
+    from dpone.executor.source import source_dsn  # noqa: PLC0415 - only for an estimate
 
     with tempfile.TemporaryDirectory(prefix="dpone-estimate-") as scratch:
-        sealed = sealed_boundary(plan, digest, registry, start, end,
-                                 open_artifact_store(scratch))
+        sealed = seal_boundary(plan, digest, open_artifact_store(scratch),
+                               registry_root=registry, interval_start=start,
+                               interval_end=end, postgres_dsn=source_dsn(plan.source))
     return len(sealed.topology.children), sealed.topology.total_rows
 
 
