@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from dpone.cli._lazy import LazyCommand, LazyGroup
 from dpone.cli.admin import admin
 from dpone.cli.main import ADMIN_COMMANDS, COMMANDS, DELIVERY_COMMANDS, cli, delivery
+from dpone.cli.plan import DIFF_SUMMARY, plan
 from support.common import ROOT
 
 # What a command listing or a read-only command never needs: the compiler's YAML and schema
@@ -50,9 +51,12 @@ def test_the_table_lists_every_command_of_both_lazy_groups() -> None:
     assert {name for name, _, _ in ADMIN_COMMANDS} | {"gate"} == set(admin.commands)
 
 
+PLAN_COMMANDS = (("diff", "dpone.cli.plan_diff:diff", DIFF_SUMMARY),)
+
+
 @pytest.mark.parametrize(("group", "table"), [(cli, COMMANDS), (delivery, DELIVERY_COMMANDS),
-                                              (admin, ADMIN_COMMANDS)],
-                         ids=["dpone", "delivery", "admin"])
+                                              (admin, ADMIN_COMMANDS), (plan, PLAN_COMMANDS)],
+                         ids=["dpone", "delivery", "admin", "plan"])
 def test_every_summary_gives_the_short_help_of_its_command(
         group: LazyGroup, table: tuple[tuple[str, str, str], ...]) -> None:
     for name, target, summary in table:
