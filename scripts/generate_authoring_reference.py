@@ -219,7 +219,9 @@ class _Schema:
             f"## {meta['title']}: `{self.schema_id}`",
             "",
             f"Written by {meta['owner']}. File: {meta['where']}. Schema: "
-            f"[`{self.schema_id}.schema.json`](../../dpone/contracts/schemas/{self.schema_id}.schema.json).",
+            f"[`{self.schema_id}.schema.json`](../../dpone/contracts/schemas/{self.schema_id}.schema.json). "
+            f"Format version {self.schema['x-dpone-format-version']}; changes that require editing "
+            "such files: [migration notes](../migrations/README.md).",
             "",
         ]
         for name, paths in self.walk():

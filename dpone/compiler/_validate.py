@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from dpone.compiler._yaml import LoadedDocument, YamlPath, render_path
+from dpone.compiler.migrations import format_of, refuse_older_format
 from dpone.contracts import DponeError
 
 M = TypeVar("M", bound=BaseModel)
@@ -95,8 +96,13 @@ def _one(error: Any, doc: LoadedDocument, model: type[BaseModel]) -> DponeError:
 def validate_document(model: type[M], doc: LoadedDocument) -> M:
     """Validate in JSON mode (strict types, ISO dates from strings) and fail on the first error.
 
-    All further errors ride along in ``details["more"]`` so a person sees every problem at once.
+    An authoring file in an older format is refused first, naming its migration note
+    (:mod:`dpone.compiler.migrations`). All further errors ride along in ``details["more"]`` so
+    a person sees every problem at once.
     """
+    schema_id = format_of(model)
+    if schema_id is not None:
+        refuse_older_format(doc, schema_id)
     try:
         return model.model_validate_json(json.dumps(doc.data))
     except ValidationError as exc:

@@ -22,8 +22,9 @@ from dpone.compiler._secrets import refuse_secret_values
 from dpone.compiler._validate import validate_document
 from dpone.compiler._yaml import LoadedDocument, YamlPath, load_yaml_file
 from dpone.compiler.environment_file import check_control_plane
+from dpone.compiler.migrations import refuse_older_format
 from dpone.contracts import DponeError, canonical_json, content_digest
-from dpone.contracts.binding import ConnectionBinding, EnvironmentDocument
+from dpone.contracts.binding import ENVIRONMENT_SCHEMA_ID, ConnectionBinding, EnvironmentDocument
 from dpone.contracts.mapping import PayloadMapping
 from dpone.contracts.plan import (
     PLAN_SCHEMA_ID,
@@ -210,6 +211,7 @@ def _compiled(workload_path: Path, registry_root: Path, workload_display: str | 
     check_control_plane(environment_file, edoc)
     environment = environment_file.identity()
     check_binding(binding, environment, bdoc)
+    refuse_older_format(edoc, ENVIRONMENT_SCHEMA_ID, "compile")
     tls_policy, network_policy = binding_policies(binding, environment_file, bdoc, edoc)
 
     mdoc = _load_checked(registry, "mappings", sink.payload.mapping_ref, wdoc,

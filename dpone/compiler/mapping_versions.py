@@ -4,10 +4,10 @@ A payload mapping's id (``shop.orders.v1``) is what a receiver and a reviewer kn
 layout by; renaming, retyping, reordering or adding a column under the same id would send a
 different layout under a name that promises the old one. Before a plan is written, every plan
 already compiled in the plan stores a command reads (``plans/sha256/*.json``) and every
-reviewed golden plan (``goldens/plans/<environment>/<workload>.json``) that names the same mapping id must carry the
-same layout, else ``mapping.layout_changed`` names the mapping file, both layout digests and the
-fix: a new id (``shop.orders.v2``). The layout is the columns (name, source, type, nullable)
-and the sort keys; the description is not part of it.
+reviewed golden plan (``goldens/plans/<environment>/<workload>.json``) that names the same
+mapping id must carry the same layout, else ``mapping.layout_changed`` names the mapping file,
+both layout digests and the fix: a new id (``shop.orders.v2``). The layout is the columns
+(name, source, type, nullable) and the sort keys; the description is not part of it.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
+from dpone.compiler.migrations import AUTHORING_FORMATS, schema_annotations
 from dpone.contracts.binding import (
     BINDING_SCHEMA_ID,
     ENVIRONMENT_SCHEMA_ID,
@@ -58,6 +59,8 @@ def schema_for(schema_id: str) -> dict[str, Any]:
     else:
         body = TypeAdapter(source).json_schema(by_alias=True, mode="validation")
     _close(body)
+    if schema_id in AUTHORING_FORMATS:
+        body.update(schema_annotations(schema_id))
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"https://dpone.dev/schemas/{schema_id}.json",

@@ -102,6 +102,9 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
     _ce("schema.unknown_field", "Remove the field or fix its spelling."),
     _ce("schema.missing_field", "Add the required field."),
     _ce("schema.invalid_value", "Use a value of the documented type and range."),
+    _ce("authoring.migration_required", "The file is in an older authoring format: edit it as "
+        "the migration note the hint names (docs/migrations/) describes, then run `dpone check` "
+        "again."),
     _ce("registry.not_found", "Add the file to the registry or fix the reference."),
     _ce("registry.invalid_ref", "Use the documented reference form (e.g. `id@version`)."),
     _ce("registry.id_mismatch", "Make the file name match its `id` and `version`."),
