@@ -36,6 +36,8 @@ DIFF_SUMMARY = ("Show what changed between two plans, grouped by what each chang
 class PlanGroup(LazyGroup):
     """A group whose first argument, when not one of its commands, goes to ``compile``."""
 
+    default_command = DEFAULT_COMMAND
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args or (args[0] not in self.commands and args[0] not in ctx.help_option_names):
             args = [DEFAULT_COMMAND, *args]

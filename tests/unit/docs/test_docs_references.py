@@ -14,7 +14,8 @@ from dpone.cli.executor_app import executor
 from dpone.cli.main import cli
 from support.common import ROOT
 
-DOCS = ("README.md", "docs/authoring.md", "docs/airflow.md", "benchmarks/README.md")
+DOCS = ("README.md", "docs/authoring.md", "docs/airflow.md", "benchmarks/README.md",
+        "docs/review.md")
 REPO_ROOTS = ("dpone/", "docs/", "examples/", "scripts/", "benchmarks/", "tests/", "goldens/", ".ci/",
               "containers/", "airflow/")
 _SPAN = re.compile(r"`([^`\n]+)`")
@@ -45,6 +46,14 @@ def _command_lines(text: str) -> list[str]:
     return lines
 
 
+def _default(command: click.Command) -> click.Command | None:
+    """The command a group passes arguments to when they name none of its commands."""
+    name = getattr(command, "default_command", None)
+    if not isinstance(command, click.Group) or name is None:
+        return None
+    return command.get_command(click.Context(command), name)
+
+
 def _check_command(line: str) -> list[str]:
     """Problems with one command line: an unknown subcommand or an option it does not take."""
     command_text = line.split(" #", maxsplit=1)[0].split(" | ", maxsplit=1)[0]
@@ -55,9 +64,14 @@ def _check_command(line: str) -> list[str]:
         if words[0] == "...":
             return problems
         sub = command.get_command(click.Context(command), words[0])  # imports a lazy command
+        if sub is None and _default(command) is not None:
+            break  # `dpone plan WORKLOAD`: the group's default command takes the word
         if sub is None:
             return [f"{line!r}: no command {words[0]!r}"]
         command, words = sub, words[1:]
+    default = _default(command)
+    if default is not None:
+        command = default
     options = {opt for param in command.params for opt in (*param.opts, *param.secondary_opts)}
     options |= {"--help", "-h"}
     for word in words:

@@ -46,9 +46,11 @@ def _spans(plan) -> list[tuple[int, int]]:
 
 def test_public_api_is_pinned() -> None:
     assert sorted(dpone.plans.__all__) == [
-        "FIXED_WIDTH_ALGORITHM_VERSION", "Measured", "ParentPlanDigestInputs", "SizeOracle",
-        "child_plan_digest", "fixed_width_children", "limit_violations", "plan_children",
-        "plan_key", "plan_path", "publish_plan", "read_plan", "read_plan_bytes",
+        "CONSEQUENCES", "Change", "Consequence", "FIXED_WIDTH_ALGORITHM_VERSION",
+        "IDENTITY_MEANING", "MEANING", "Measured", "ParentPlanDigestInputs", "PlanDiff",
+        "SizeOracle", "child_plan_digest", "diff_plans", "fixed_width_children", "golden_files",
+        "golden_name", "golden_text", "limit_violations", "plan_children", "plan_key",
+        "plan_path", "publish_plan", "read_plan", "read_plan_bytes", "read_plan_file",
         "read_published_plan", "read_published_plan_bytes", "verify_coverage", "write_plan"]
 
 
