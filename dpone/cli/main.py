@@ -34,6 +34,8 @@ COMMANDS = (
      "The journal's metrics for Prometheus: serve them, or show one scrape (read-only)."),
     ("plan", "dpone.cli.plan:plan",
      "Compile workloads into content-addressed plans and goldens, or diff two plans."),
+    ("preview", "dpone.cli.preview:preview",
+     "Show the requests a plan sends for an interval, offline: credentials as references."),
     ("receiver", "dpone.cli.receiver:receiver",
      "The local mock receiver used by the tutorial, the demo and the tests."),
     ("seal", "dpone.cli.seal:seal",

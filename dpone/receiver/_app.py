@@ -20,7 +20,9 @@ Delivery endpoints (the two example profiles):
   ``slow``, ``refuse_before_read`` and ``commit_then_drop`` faults apply to it.
 
 Control endpoints (same authentication, never counted, never faulted): ``GET /mock/_ledger``
-(``?rows=1`` adds parsed rows), ``GET|POST /mock/_faults``, ``POST /mock/_reset``.
+(``?rows=1`` adds parsed rows), ``GET|POST /mock/_faults``, ``GET /mock/_requests`` (the
+newest delivery requests as received: request line, headers with the credential redacted, body
+size and digest; what a test compares with `dpone preview`) and ``POST /mock/_reset``.
 """
 
 from __future__ import annotations
@@ -92,6 +94,15 @@ class _Endpoints:
         self.state = state
         self.limit = state.config.max_body_bytes
 
+    async def _received(self, request: Request) -> bytes:
+        """A delivery request's body, its request line and headers recorded (``_requests``)."""
+        body = await _body(request, self.limit)
+        query = request.scope.get("query_string", b"")
+        target = request.scope.get("raw_path") or request.scope["path"].encode("latin-1")
+        self.state.exchanges.record(request.method, target + (b"?" + query if query else b""),
+                                    list(request.headers.raw), body)
+        return body
+
     async def batch(self, request: Request) -> JSONResponse:
         try:
             return await self._batch(request)
@@ -108,7 +119,7 @@ class _Endpoints:
         if _media_type(request) not in _NDJSON_TYPES:
             raise _Refused(415, "unsupported_media_type", "the body must be application/x-ndjson")
         note(request, key=keys[0])
-        rows = await run_in_threadpool(read_ndjson, await _body(request, self.limit))
+        rows = await run_in_threadpool(read_ndjson, await self._received(request))
         note(request, rows=len(rows))
         rule = _fault(request)
         accepted = len(rows)
@@ -129,7 +140,7 @@ class _Endpoints:
     async def _submit_job(self, request: Request) -> JSONResponse:
         if _media_type(request) != "multipart/form-data":
             raise _Refused(415, "unsupported_media_type", "the body must be multipart/form-data")
-        parts = parse_multipart(await _body(request, self.limit), request.headers["content-type"])
+        parts = parse_multipart(await self._received(request), request.headers["content-type"])
         file, scope = _job_parts(parts)
         filename = file.filename or ""
         note(request, key=filename)
@@ -194,6 +205,10 @@ class _Endpoints:
             return _error(400, "invalid_fault_rules", message)
         return JSONResponse({"pending": pending})
 
+    async def requests(self, request: Request) -> JSONResponse:
+        del request
+        return JSONResponse({"requests": self.state.exchanges.snapshot()})
+
     async def reset(self, request: Request) -> JSONResponse:
         del request
         self.state.reset()
@@ -250,6 +265,7 @@ def create_app(config: ReceiverConfig) -> Starlette:
         Route("/mock/v1/dataset-job-keys/{key}", endpoints.job_by_key, methods=["GET"]),
         Route("/mock/_ledger", endpoints.ledger, methods=["GET"]),
         Route("/mock/_faults", endpoints.faults, methods=["GET", "POST"]),
+        Route("/mock/_requests", endpoints.requests, methods=["GET"]),
         Route("/mock/_reset", endpoints.reset, methods=["POST"]),
     ]
     app = Starlette(routes=routes, middleware=[Middleware(AccessLog),

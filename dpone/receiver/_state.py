@@ -6,6 +6,7 @@ import itertools
 import threading
 
 from dpone.receiver._config import ReceiverConfig
+from dpone.receiver._exchanges import ExchangeLog
 from dpone.receiver._faults import FaultBook
 from dpone.receiver._jobs import JobBook
 from dpone.receiver._ledger import Ledger
@@ -17,6 +18,7 @@ class ReceiverState:
         self.ledger = Ledger(config.retained_rows)
         self.jobs = JobBook(self.ledger, config.processing_seconds, config.boot_id)
         self.faults = FaultBook()
+        self.exchanges = ExchangeLog()
         self._batch_ids = itertools.count(1)  # never reset, like job ids
         self._handling = 0
         self._handling_lock = threading.Lock()
@@ -40,7 +42,8 @@ class ReceiverState:
         return f"batch-{next(self._batch_ids):06d}"
 
     def reset(self) -> None:
-        """Forget ledger, jobs and fault rules (ids keep counting)."""
+        """Forget ledger, jobs, fault rules and received requests (ids keep counting)."""
         self.faults.clear()
+        self.exchanges.clear()
         self.jobs.clear()
         self.ledger.clear()

@@ -81,6 +81,14 @@ from dpone.contracts.documents._plan_diff import (
     PlanSet,
     PlanSide,
 )
+from dpone.contracts.documents._preview import (
+    REQUEST_PREVIEW_SCHEMA_ID,
+    PreviewedRequest,
+    PreviewHeader,
+    PreviewKeys,
+    PreviewReceipt,
+    RequestPreview,
+)
 from dpone.contracts.documents._prune import (
     PAYLOAD_PRUNE_SCHEMA_ID,
     PayloadPruneDocument,
@@ -136,6 +144,7 @@ DOCUMENTS: Final[dict[str, Any]] = {
     JOURNAL_METRICS_SCHEMA_ID: JournalMetricsDocument,
     PLAN_DIFF_SCHEMA_ID: PlanDiffDocument,
     PLAN_SET_SCHEMA_ID: PlanSet,
+    REQUEST_PREVIEW_SCHEMA_ID: RequestPreview,
 }
 """Schema id -> the type its JSON Schema is generated from (a model or an annotated union)."""
 
@@ -168,6 +177,7 @@ __all__ = [
     "RECONCILE_RESULT_SCHEMA_ID",
     "RECONCILIATION_KEY_PREFIX",
     "RECONCILIATION_SCHEMA_ID",
+    "REQUEST_PREVIEW_SCHEMA_ID",
     "RESUME_PREVIEW_SCHEMA_ID",
     "REVOCATION_LIST_SCHEMA_ID",
     "SEAL_RESULT_SCHEMA_ID",
@@ -223,6 +233,10 @@ __all__ = [
     "PlanSet",
     "PlanSide",
     "PreviewChild",
+    "PreviewHeader",
+    "PreviewKeys",
+    "PreviewReceipt",
+    "PreviewedRequest",
     "ProfileSummary",
     "ProofKind",
     "ProvenEffect",
@@ -237,6 +251,7 @@ __all__ = [
     "ReconciliationProof",
     "RemoteEffectFaultMatrix",
     "Report",
+    "RequestPreview",
     "ResumePreview",
     "RevocationChangeSummary",
     "RevocationHistoryEntry",

@@ -46,8 +46,15 @@ from dpone.executor.transport._retry import (
     next_delay,
     retry_after_seconds,
 )
+from dpone.executor.transport._wire import (
+    CLIENT_HEADERS,
+    credential_header,
+    request_url,
+    wire_headers,
+)
 
 __all__ = [
+    "CLIENT_HEADERS",
     "DEFAULT_RESPONSE_HEADERS",
     "PHASE_TABLE",
     "RETRY_AFTER_EXCEEDS_BUDGET",
@@ -75,12 +82,15 @@ __all__ = [
     "TransportTimeouts",
     "build_auth",
     "classify",
+    "credential_header",
     "extract",
     "full_jitter_delay",
     "next_delay",
     "origin_of",
     "parse_bounded_json",
+    "request_url",
     "resolve_credentials",
     "retry_after_seconds",
     "transport_for",
+    "wire_headers",
 ]

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Final
 
 import httpx
 
-from dpone import __version__
 from dpone.contracts import DponeError
 from dpone.contracts.binding import ConnectionBinding, NetworkPolicy, TlsPolicy
 from dpone.contracts.secret import Credential
@@ -54,10 +53,10 @@ from dpone.executor.transport._network import (
 from dpone.executor.transport._oauth import CredentialFetchFailed, fetch_client_credentials
 from dpone.executor.transport._phases import classify, redact
 from dpone.executor.transport._tls import ssl_context
+from dpone.executor.transport._wire import BODYLESS, CLIENT_HEADERS, request_url, wire_headers
 
 MAX_HEADER_VALUE_BYTES: Final = 8_192
 _DEFAULT_PORT: Final = {"http": 80, "https": 443}
-_BODYLESS: Final = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
 
 
 class _DeadlineExceeded(Exception):
@@ -124,7 +123,7 @@ class HttpTransport:
             verify=context,
             limits=httpx.Limits(max_connections=max_connections,
                                 max_keepalive_connections=max_connections),
-            headers={"User-Agent": f"dpone/{__version__}", "Accept-Encoding": "identity"},
+            headers=CLIENT_HEADERS,
             transport=transport)
         fetch = self._token_fetcher(binding, credential)
         self._auth = build_auth(binding, credential, fetch, clock)
@@ -183,7 +182,7 @@ class HttpTransport:
         try:
             if isinstance(self._auth, OAuth2ClientCredentialsAuth):
                 self._auth.token(remaining)
-            has_body = request.content_length > 0 or request.method not in _BODYLESS
+            has_body = request.content_length > 0 or request.method not in BODYLESS
             content = _guarded(request.body, request.content_length, deadline, self._clock) \
                 if has_body else None
             if self._cut is not None:
@@ -268,38 +267,10 @@ class HttpTransport:
         return fetch
 
     def _url(self, path: str) -> httpx.URL:
-        bad = (not path.startswith("/") or path.startswith("//") or not path.isascii()
-               or any(ch in path for ch in "\\?#") or any(ord(ch) <= 0x20 or ord(ch) == 0x7F
-                                                         for ch in path))
-        if bad:
-            raise DponeError(code="template.absolute_url",
-                             message="the request path must be an ASCII path starting with a "
-                             "single '/', without query, fragment, spaces or backslashes")
-        segments = path.split("/")
-        if any(seg.lower() in {".", "..", "%2e", "%2e%2e", ".%2e", "%2e."} for seg in segments):
-            raise DponeError(code="template.traversal", message="the request path has a '.' or "
-                             "'..' segment")
-        url = self._base.copy_with(raw_path=path.encode("ascii"))
-        if (url.scheme, url.host, url.port) != (self._base.scheme, self._base.host, self._base.port):
-            raise DponeError(code="template.absolute_url",
-                             message="the request path leaves the binding authority")
-        return url
+        return request_url(self._base, path)
 
     def _headers(self, request: OutboundRequest) -> dict[str, str]:
-        headers: dict[str, str] = {}
-        for name, value in request.headers:
-            if name.lower() in self._owned_headers:
-                raise DponeError(code="profile.forbidden_header",
-                                 message=f"header {name!r} belongs to the transport")
-            if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in name + value):
-                raise DponeError(code="template.control_character",
-                                 message=f"header {name!r} contains a control character")
-            headers[name] = value
-        if request.content_type is not None:
-            headers["Content-Type"] = request.content_type
-        if request.content_length > 0 or request.method not in _BODYLESS:
-            headers["Content-Length"] = str(request.content_length)
-        return headers
+        return wire_headers(request, self._owned_headers)
 
 
 def _guarded(body: Iterable[bytes], length: int, deadline: float,

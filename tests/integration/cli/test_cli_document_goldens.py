@@ -35,7 +35,8 @@ KINDS = ("dpone.check_result.v1", "dpone.plan_result.v1", "dpone.seal_result.v1"
          "dpone.delivery_resume_preview.v1", "dpone.delivery_list.v1",
          "dpone.delivery_reconcile_result.v1", "dpone.error.v1", "dpone.mutation_gate.v1",
          "dpone.revocation_list.v1", "dpone.payload_prune.v1", "dpone.audit_export.v1",
-         "dpone.journal_metrics.v1")
+         "dpone.journal_metrics.v1", "dpone.plan_set.v1", "dpone.plan_diff.v1",
+         "dpone.request_preview.v1")
 _AGES = frozenset({"age_s", "receipt_age_s"})
 _AGE_SERIES = frozenset({"dpone_journal_unknown_effect_oldest_age_seconds",
                          "dpone_journal_receipt_oldest_age_seconds",
@@ -103,6 +104,16 @@ def _runs(dpone: Dpone, receiver: ReceiverThread, root: Path,
                                                    "--format", "json"))
     yield "dpone.plan_result.v1", _document(dpone("plan", sync, "--registry", registry, "--out",
                                                   str(root / "plans"), "--format", "json"))
+    yield "dpone.plan_set.v1", _document(dpone(
+        "plan", "--all", "--registry", registry, "--out", str(root / "goldens"), "--format",
+        "json"))
+    # The example's reviewed golden against the same workload bound to this test's receiver.
+    yield "dpone.plan_diff.v1", _document(dpone(
+        "plan", "diff", str(ROOT / "goldens" / "plans" / "local-dev" / "measurements_sync.json"),
+        sync, "--registry", registry, "--format", "json"), 1)
+    yield "dpone.request_preview.v1", _document(dpone(
+        "preview", sync, "--registry", registry, "--interval-start", WEEK[0], "--interval-end",
+        WEEK[1], "--sample", "1", "--format", "json"))
     yield "dpone.seal_result.v1", _document(dpone(
         "seal", sync, "--registry", registry, "--interval-start", WEEK[0], "--interval-end",
         WEEK[1], "--artifacts", str(root / "sealed"), "--format", "json"))

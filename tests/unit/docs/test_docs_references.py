@@ -15,7 +15,7 @@ from dpone.cli.main import cli
 from support.common import ROOT
 
 DOCS = ("README.md", "docs/authoring.md", "docs/airflow.md", "benchmarks/README.md",
-        "docs/review.md")
+        "docs/review.md", "docs/preview.md")
 REPO_ROOTS = ("dpone/", "docs/", "examples/", "scripts/", "benchmarks/", "tests/", "goldens/", ".ci/",
               "containers/", "airflow/")
 _SPAN = re.compile(r"`([^`\n]+)`")
