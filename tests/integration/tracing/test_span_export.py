@@ -103,7 +103,7 @@ def test_plan_exports_its_compile_span_in_the_trace_of_traceparent(
     assert probe["provider"] == "TracerProvider" and probe["stderr"] == ""
     command = _one(endpoint.received.spans, "dpone.command")
     assert (command.trace_id, command.parent_span_id) == (TRACE_ID, PARENT_ID)
-    assert command.attributes == {"dpone.command": "plan"}
+    assert command.attributes == {"dpone.command": "plan compile"}
     compiled = _one(endpoint.received.spans, "dpone.compile")
     assert (compiled.trace_id, compiled.parent_span_id) == (TRACE_ID, command.span_id)
     assert compiled.resource["service.name"] == "dpone"
