@@ -21,6 +21,7 @@ from dpone.compiler._remote_identity import check_remote_identity
 from dpone.compiler._secrets import refuse_secret_values
 from dpone.compiler._validate import validate_document
 from dpone.compiler._yaml import LoadedDocument, YamlPath, load_yaml_file
+from dpone.compiler.certification_gate import Subject, check_certification, effective_policy
 from dpone.compiler.environment_file import check_control_plane
 from dpone.compiler.migrations import refuse_older_format
 from dpone.contracts import DponeError, canonical_json, content_digest
@@ -224,7 +225,11 @@ def _compiled(workload_path: Path, registry_root: Path, workload_display: str | 
     limits = _effective_limits(profile, workload, wdoc)
     source = _resolve_source(workload, workload_path, registry, wdoc)
     semantics, policy, contract = profile_digests(profile, templates)
-    certified = environment.id in profile.mutation_fence.certified_environments
+    proven = check_certification(
+        Subject(profile, contract, binding.id, binding_digest(binding), environment.id),
+        effective_policy(environment_file.certification, environment.tier), registry_root, pdoc,
+        edoc)
+    certified = environment.id in profile.mutation_fence.certified_environments and proven
     plan = RestDeliveryPlan(
         schema_id=PLAN_SCHEMA_ID,
         logical_route_id=workload.name,

@@ -145,6 +145,12 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
         "a new mapping id (shop.orders.v1 -> shop.orders.v2) and point the workload's "
         "payload.mapping_ref at it; plans compiled with the old id keep their layout."),
     _ce("workload.scope_field_unknown", "Name a date column of the mapping as the scope field."),
+    _ce("certification.maturity_too_low", "Use a profile of the maturity the environment "
+        "requires, or certify this one and raise its `maturity:`."),
+    _ce("certification.missing", "Certify the profile through the binding in this environment "
+        "(`dpone profile certify`) and keep the passing artifact under certifications/."),
+    _ce("certification.stale", "Certify the profile again: the environment accepts "
+        "certifications younger than its certification.max_age_days."),
     _ce("template.syntax", "Write literal text and `{symbol}` placeholders only."),
     _ce("template.absolute_url", "Give a relative path; the binding owns scheme and authority."),
     _ce("template.traversal", "Remove `..` and encoded traversal from the path."),

@@ -10,6 +10,11 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, Field, model_validator
 
 from dpone.contracts._base import Name, StrictModel
+from dpone.contracts.certification import (
+    CertificationPolicy,
+    CertificationScope,
+    Runtime,
+)
 
 BINDING_SCHEMA_ID = "dpone.connection_binding.v1"
 ENVIRONMENT_SCHEMA_ID = "dpone.environment.v1"
@@ -161,6 +166,11 @@ class EnvironmentDocument(Environment):
 
     control_plane: ControlPlane | None = None
     leases: LeasePolicy = LeasePolicy()
+    runtime: Runtime = Runtime()
+    """Runtime switches read when a run starts (``runtime.features.rest_bulk_delivery_v1``: the
+    kill switch of new deliveries, off unless the file turns it on)."""
+    certification: CertificationPolicy | None = None
+    """What the profiles of this environment's plans must have proven (None: nothing)."""
     tls_policies: dict[Identifier, TlsPolicy] = {}
     """The TLS policies bindings of this environment may name (``tls_policy_ref``)."""
     network_policies: dict[Identifier, NetworkPolicy] = {}
@@ -172,7 +182,7 @@ class EnvironmentDocument(Environment):
         return Environment.model_validate(
             self.model_dump(mode="json", by_alias=True,
                             exclude={"control_plane", "leases", "tls_policies",
-                                     "network_policies"}))
+                                     "network_policies", "runtime", "certification"}))
 
 
 class RemoteIdentity(StrictModel):
@@ -205,3 +215,6 @@ class ConnectionBinding(StrictModel):
     remote_identity: RemoteIdentity
     tls_policy_ref: Identifier
     network_policy_ref: Identifier
+    certification_scope: CertificationScope | None = None
+    """The sandbox `dpone profile certify` may write to through this binding (None: it may
+    not certify through it)."""

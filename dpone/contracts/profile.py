@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from dpone.contracts._base import Name, StrictModel
+from dpone.contracts.certification import Maturity
 
 PROFILE_SCHEMA_ID = "dpone.operation_profile.v1"
 
@@ -392,6 +393,10 @@ class OperationProfile(StrictModel):
     version: Annotated[int, Field(ge=1, le=999_999)]
     description: Annotated[str, Field(max_length=2000)] | None = None
     lifecycle: Literal["active", "deprecated"] = "active"
+    maturity: Maturity = "experimental"
+    """How far the profile's claims are proven: ``experimental`` after static tests, ``beta``
+    after a local-live certification, ``production`` after a vendor-live one. An environment's
+    ``certification.minimum_maturity`` refuses a less mature profile."""
     protocol_family: Annotated[str, Field(pattern=r"^[a-z_]{1,64}$")]
     supported_mutations: Annotated[
         tuple[Literal["partition_replace", "incremental_append"], ...], Field(min_length=1)

@@ -77,6 +77,8 @@ RULES: Final[tuple[tuple[str, Consequence], ...]] = (
     ("workload.description", "descriptive"),
     ("profile.snapshot.description", "descriptive"),
     ("profile.snapshot.lifecycle", "descriptive"),
+    ("profile.snapshot.maturity", "execution_policy"),
+    ("binding.snapshot.certification_scope", "execution_policy"),
     ("mapping.description", "descriptive"),
     ("profile.snapshot.timeouts", "execution_policy"),
     ("profile.snapshot.retry", "execution_policy"),
