@@ -40,6 +40,8 @@ from dpone.contracts.certification import (
 from dpone.contracts.profile import OperationProfile
 
 CERTIFICATIONS_DIR = "certifications"
+RETENTION_MEASURE = "retention_tested_s"
+"""What the key retention case measured: the delay after which the same key was still held."""
 PRODUCTION_DEFAULT = CertificationPolicy(minimum_maturity="production",
                                          required_levels=("vendor-live",), max_age_days=90)
 """The policy of a production environment whose file states none: production profiles only,
@@ -52,6 +54,14 @@ def effective_policy(policy: CertificationPolicy | None,
     if policy is not None:
         return policy
     return PRODUCTION_DEFAULT if tier == "production" else None
+
+
+@dataclass(frozen=True, slots=True)
+class FenceProof:
+    """Whether the fence claim stands here, and for how long after a first attempt."""
+
+    proven: bool
+    retention_s: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,11 +115,11 @@ def _refusal(code: str, message: str, doc: LoadedDocument, hint: str,
 
 def check_certification(subject: Subject, policy: CertificationPolicy | None, registry: Path,
                         pdoc: LoadedDocument, edoc: LoadedDocument,
-                        now: dt.datetime | None = None) -> bool:
-    """Refuse a profile the environment's policy does not accept; return whether the profile's
-    fence claim is proven here (True without a policy: the claim stands as written)."""
+                        now: dt.datetime | None = None) -> FenceProof:
+    """Refuse a profile the environment's policy does not accept; return how far the profile's
+    fence claim is proven here (without a policy the claim stands as written, unbounded)."""
     if policy is None:
-        return True
+        return FenceProof(True)
     profile = subject.profile
     if MATURITY_ORDER.index(profile.maturity) < MATURITY_ORDER.index(policy.minimum_maturity):
         raise located_error(
@@ -149,5 +159,8 @@ def check_certification(subject: Subject, policy: CertificationPolicy | None, re
                        f"one{why}", edoc,
                        f"Run `{command}` against the receiver's sandbox and keep the artifact "
                        f"under {CERTIFICATIONS_DIR}/.", details)
-    return any(_fresh(c, policy, moment) and all(c.verdict(case) == "PASS"
-                                                 for case in FENCE_CASES) for c in found)
+    proofs = [c for c in found if _fresh(c, policy, moment)
+              and all(c.verdict(case) == "PASS" for case in FENCE_CASES)]
+    retained = [c.measured("key_retention", RETENTION_MEASURE) for c in proofs]
+    tested = [int(value) for value in retained if isinstance(value, int | float)]
+    return FenceProof(bool(proofs), max(tested) if tested else 0 if proofs else None)

@@ -225,11 +225,11 @@ def _compiled(workload_path: Path, registry_root: Path, workload_display: str | 
     limits = _effective_limits(profile, workload, wdoc)
     source = _resolve_source(workload, workload_path, registry, wdoc)
     semantics, policy, contract = profile_digests(profile, templates)
-    proven = check_certification(
+    proof = check_certification(
         Subject(profile, contract, binding.id, binding_digest(binding), environment.id),
         effective_policy(environment_file.certification, environment.tier), registry_root, pdoc,
         edoc)
-    certified = environment.id in profile.mutation_fence.certified_environments and proven
+    certified = environment.id in profile.mutation_fence.certified_environments and proof.proven
     plan = RestDeliveryPlan(
         schema_id=PLAN_SCHEMA_ID,
         logical_route_id=workload.name,
@@ -257,7 +257,8 @@ def _compiled(workload_path: Path, registry_root: Path, workload_display: str | 
         ),
         effect_conflict_domain=conflict_domain(binding, sink.resource, profile.effect_conflict_group),
         effective_limits=limits,
-        fence=FenceDecision(type=profile.mutation_fence.type, certified_in_environment=certified),
+        fence=FenceDecision(type=profile.mutation_fence.type, certified_in_environment=certified,
+                            certified_retention_s=proof.retention_s if certified else None),
         planner_algorithm_version=PLANNER_ALGORITHM_VERSION,
         required_capabilities=_capabilities(profile, binding, source, certified),
     )

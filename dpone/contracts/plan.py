@@ -90,6 +90,10 @@ class EffectiveLimits(Limits):
 class FenceDecision(StrictModel):
     type: Literal["none", "receiver_duplicate_key", "idempotency_key_header"]
     certified_in_environment: bool
+    certified_retention_s: Annotated[int, Field(ge=0)] | None = None
+    """How long after its first attempt a child's key is certified to be retained (the key
+    retention case's tested delay): no same-key replay is made later than that. None: no
+    certification bounds it (an environment without a certification policy)."""
 
 
 class RestDeliveryPlan(StrictModel):

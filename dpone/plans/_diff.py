@@ -90,6 +90,7 @@ RULES: Final[tuple[tuple[str, Consequence], ...]] = (
     ("binding.snapshot.credential_ref", "execution_policy"),
     ("binding.snapshot.remote_identity", "execution_policy"),
     ("fence.certified_in_environment", "execution_policy"),
+    ("fence.certified_retention_s", "execution_policy"),
     ("environment.snapshot.control_plane", "execution_policy"),
     ("environment.snapshot.leases", "execution_policy"),
     ("profile.snapshot.limits", "planning"),

@@ -301,8 +301,10 @@ def submit_move(plan: RestDeliveryPlan, sealed: SealedChild, outcome: Response |
 
 def _replay_or_stop(plan: RestDeliveryPlan, exchange: Exchange, retry_after: float | None,
                     failure: Failure | None, values: dict[str, str | int]) -> Replay | Stop:
-    """A certified same-key replay when budget remains; else the stop to record."""
-    certified = fence_certified(plan)
+    """A certified same-key replay when budget remains and the certified key retention covers
+    the attempt's age; else the stop to record."""
+    retention = plan.fence.certified_retention_s
+    certified = fence_certified(plan) and (retention is None or exchange.elapsed_s <= retention)
     delay = retry_delay(plan.profile.snapshot.retry.submit, exchange.attempt, exchange.elapsed_s,
                         retry_after, exchange.rng) if certified else None
     if isinstance(delay, float):

@@ -54,7 +54,9 @@ def _certify(registry: Path, plan: RestDeliveryPlan, *, level: str = "local-live
              verdicts: dict[str, Verdict] | None = None, name: str = "local-live") -> Path:
     certified_at = NOW - dt.timedelta(days=age_days)
     cases = tuple(CaseResult(case=case, claim="as the profile states", verdict=(verdicts or {})
-                             .get(case, "PASS"), reason="fixture") for case in CASES)
+                             .get(case, "PASS"), reason="fixture",
+                             measured={"retention_tested_s": 30} if case == "key_retention"
+                             else {}) for case in CASES)
     certification = SinkCertification(
         profile=plan.profile.ref, profile_contract_digest=plan.profile.profile_contract_digest,
         operation_semantics_digest=plan.profile.operation_semantics_digest,
@@ -76,7 +78,8 @@ def _refused(registry: Path) -> DponeError:
 
 
 def test_without_a_policy_the_claims_stand(registry: Path) -> None:
-    assert _plan(registry).fence.certified_in_environment is True
+    fence = _plan(registry).fence
+    assert (fence.certified_in_environment, fence.certified_retention_s) == (True, None)
 
 
 def test_a_less_mature_profile_is_refused_at_its_maturity(registry: Path) -> None:
@@ -106,7 +109,8 @@ def test_a_passing_fresh_certification_lets_it_compile_and_proves_the_fence(
     _policy(registry, "certification: {minimum_maturity: beta, required_levels: [local-live]}\n")
     _maturity(registry, "beta")
     _certify(registry, plan)  # maturity is not part of the profile contract digest
-    assert _plan(registry).fence.certified_in_environment is True
+    fence = _plan(registry).fence
+    assert (fence.certified_in_environment, fence.certified_retention_s) == (True, 30)
 
 
 def test_a_higher_level_covers_a_lower_one(registry: Path) -> None:

@@ -210,6 +210,20 @@ def test_a_certified_fence_replays_the_same_key_until_its_budget_is_spent(
         REPLAY_BUDGET_EXHAUSTED, UNKNOWN, False)
 
 
+def test_no_replay_later_than_the_certified_key_retention(
+        sealed: dict[str, SealedChild]) -> None:
+    """A certification tested the key's retention for 5 s: a replay 4 s after the first
+    attempt is covered, one 6 s after it is not (the effect stays unknown)."""
+    retained = SYNC_FENCED.model_copy(update={"fence": SYNC_FENCED.fence.model_copy(
+        update={"certified_retention_s": 5})})
+    failure = _failure(TransportPhase.MAY_HAVE_REACHED)
+    covered = submit_move(retained, sealed["sync"], failure, _exchange(elapsed_s=4.0))
+    assert isinstance(covered, Replay)
+    late = submit_move(retained, sealed["sync"], failure, _exchange(elapsed_s=6.0))
+    assert isinstance(late, Stop)
+    assert (late.step, late.code) == (MAY_HAVE_REACHED_UNFENCED, UNKNOWN)
+
+
 def test_a_throttle_waits_for_its_retry_after_or_stops_beyond_the_budget(
         sealed: dict[str, SealedChild]) -> None:
     budget = SYNC_FENCED.profile.snapshot.retry.submit.budget_s
