@@ -35,7 +35,7 @@ import click
 from pydantic import BaseModel, ValidationError
 
 from dpone.artifacts import open_artifact_store
-from dpone.cli._environment import resolve_control_plane
+from dpone.cli._environment import refuse_new_deliveries_when_off, resolve_control_plane
 from dpone.cli._inputs import CalendarDate, ControlPlaneArgs
 from dpone.cli._output import FORMAT_OPTION, emit, render_error
 from dpone.cli._source_root import SOURCE_ROOT_VARIABLE
@@ -117,6 +117,7 @@ def run_pinned(*, plan_digest: str | None, interval_start: dt.date, interval_end
                          details={"plan_environment_id": compiled_for,
                                   "environment_id": control.environment_id})
     check_profile(plan)
+    refuse_new_deliveries_when_off(control)
     with located_source(plan, source_root) as root:
         return deliver_boundary(BoundaryRun(
             plan=plan, plan_digest=digest, canonical=canonical, journal_url=control.journal,

@@ -145,12 +145,22 @@ COMPILE_ERRORS: tuple[ErrorSpec, ...] = (
         "a new mapping id (shop.orders.v1 -> shop.orders.v2) and point the workload's "
         "payload.mapping_ref at it; plans compiled with the old id keep their layout."),
     _ce("workload.scope_field_unknown", "Name a date column of the mapping as the scope field."),
+    _ce("runtime.feature_disabled", "Turn runtime.features.rest_bulk_delivery_v1 on in the "
+        "environment file to admit new deliveries; admitted ones go on with `dpone delivery "
+        "resume`."),
     _ce("certification.maturity_too_low", "Use a profile of the maturity the environment "
         "requires, or certify this one and raise its `maturity:`."),
     _ce("certification.missing", "Certify the profile through the binding in this environment "
         "(`dpone profile certify`) and keep the passing artifact under certifications/."),
     _ce("certification.stale", "Certify the profile again: the environment accepts "
         "certifications younger than its certification.max_age_days."),
+    _ce("certification.scope_missing", "Give the binding a certification_scope (the sandbox "
+        "resource its receiver lets a certification write to, and the levels it allows)."),
+    _ce("certification.level_not_allowed", "Certify at a level the binding's "
+        "certification_scope.levels allows, or add the level once the receiver's sandbox "
+        "allows it."),
+    _ce("certification.environment_mismatch", "Certify in the environment the binding belongs "
+        "to (its environment_ref), or name a binding of that environment."),
     _ce("template.syntax", "Write literal text and `{symbol}` placeholders only."),
     _ce("template.absolute_url", "Give a relative path; the binding owns scheme and authority."),
     _ce("template.traversal", "Remove `..` and encoded traversal from the path."),

@@ -8,7 +8,11 @@ from pathlib import Path
 import click
 
 from dpone.artifacts import open_artifact_store
-from dpone.cli._environment import registry_defaults, run_control_plane
+from dpone.cli._environment import (
+    refuse_new_deliveries_when_off,
+    registry_defaults,
+    run_control_plane,
+)
 from dpone.cli._inputs import DEFAULT_JOURNAL, boundary_options, persist_plan, read_target_plan
 from dpone.cli._output import FORMAT_OPTION, emit, run_guarded
 from dpone.cli._telemetry import expose, metrics_port_options
@@ -51,6 +55,7 @@ def deliver_command(target: str, registry: Path, interval_start: dt.datetime,
         check_profile(loaded.plan)
         plane = run_control_plane(registry, loaded.plan.environment.ref, journal=journal_url,
                                   artifacts=artifacts_url, plans=plans)
+        refuse_new_deliveries_when_off(plane)
         persist_plan(plane.plans, loaded)
         announce_stores(plane)
         outcome = deliver_boundary(BoundaryRun(

@@ -24,7 +24,8 @@ def _environment_file(directory: Path, name: str, body: str) -> Path:
                     "platform_instance_id: dpone-local\n"
                     "tenant_id: examples\n"
                     "environment_id: local-dev\n"
-                    "namespace_revision: 1\n" + body, encoding="utf-8")
+                    "namespace_revision: 1\n" + body
+                    + "\nruntime: {features: {rest_bulk_delivery_v1: true}}\n", encoding="utf-8")
     return path
 
 

@@ -170,13 +170,35 @@ def test_a_plan_of_another_environment_is_refused(registry: Path, tmp_path: Path
     (environments / "prod.yaml").write_text(
         "schema: dpone.environment.v1\nid: prod\ntier: development\n"
         "platform_instance_id: dpone-local\ntenant_id: examples\nenvironment_id: prod\n"
-        f"namespace_revision: 1\ncontrol_plane:\n  journal: '{tmp_path / 'j.sqlite3'}'\n"
+        f"namespace_revision: 1\nruntime: {{features: {{rest_bulk_delivery_v1: true}}}}\n"
+        f"control_plane:\n  journal: '{tmp_path / 'j.sqlite3'}'\n"
         f"  artifacts: '{artifacts}'\n", encoding="utf-8")
     monkeypatch.setenv("DPONE_ENVIRONMENTS", str(environments))
     run = _executor("--plan-digest", digest, "--interval-start", FULL[0], "--interval-end",
                     FULL[1], "--environment", "prod", "--source-root", str(pod["source"]),
                     "--format", "json")
     _refused(run, "executor.environment_mismatch", pod["xcom"])
+    assert not (tmp_path / "j.sqlite3").exists()
+
+
+def test_the_kill_switch_off_admits_nothing(registry: Path, tmp_path: Path,
+                                            pod: dict[str, Path],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    artifacts = tmp_path / "artifacts"
+    digest = _published(registry, artifacts, tmp_path)
+    environments = tmp_path / "control-plane"
+    environments.mkdir()
+    (environments / "local-dev.yaml").write_text(
+        "schema: dpone.environment.v1\nid: local-dev\ntier: development\n"
+        "platform_instance_id: dpone-local\ntenant_id: examples\nenvironment_id: local-dev\n"
+        "namespace_revision: 1\nruntime: {features: {rest_bulk_delivery_v1: false}}\n"
+        f"control_plane:\n  journal: '{tmp_path / 'j.sqlite3'}'\n"
+        f"  artifacts: '{artifacts}'\n", encoding="utf-8")
+    monkeypatch.setenv("DPONE_ENVIRONMENTS", str(environments))
+    run = _executor("--plan-digest", digest, "--interval-start", FULL[0], "--interval-end",
+                    FULL[1], "--environment", "local-dev", "--source-root", str(pod["source"]),
+                    "--format", "json")
+    _refused(run, "runtime.feature_disabled", pod["xcom"])
     assert not (tmp_path / "j.sqlite3").exists()
 
 

@@ -85,6 +85,7 @@ def _environment_file(directory: Path, tenant_id: str, journal: str, artifacts: 
         "schema: dpone.environment.v1\nid: local-dev\ntier: development\n"
         f"platform_instance_id: dpone-local\ntenant_id: {tenant_id}\n"
         "environment_id: local-dev\nnamespace_revision: 1\n"
+        "runtime: {features: {rest_bulk_delivery_v1: true}}\n"
         f"control_plane:\n  journal: '{journal}'\n  artifacts: '{artifacts}'\n",
         encoding="utf-8")
 

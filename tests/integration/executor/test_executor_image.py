@@ -83,6 +83,7 @@ def pod(tmp_path: Path, s3_endpoint: str, journal_schema_url: str, receiver: Rec
         "schema: dpone.environment.v1\nid: ops\ntier: development\n"
         "platform_instance_id: dpone-local\ntenant_id: examples\nenvironment_id: local-dev\n"
         "namespace_revision: 1\nleases: {ttl_s: 30, heartbeat_s: 10}\n"
+        "runtime: {features: {rest_bulk_delivery_v1: true}}\n"
         f"control_plane:\n  journal: '{journal_schema_url}'\n  artifacts: '{artifacts}'\n",
         encoding="utf-8")
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(scratch),
