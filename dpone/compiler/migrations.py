@@ -41,7 +41,7 @@ AUTHORING_FORMATS: Final = (WORKLOAD_SCHEMA_ID, MAPPING_SCHEMA_ID, PROFILE_SCHEM
                             BINDING_SCHEMA_ID, ENVIRONMENT_SCHEMA_ID)
 """The formats people write (the others are documents dpone writes)."""
 
-Stage = Literal["load", "compile"]
+Stage = Literal["load", "compile", "admission"]
 
 _FORMAT_ID = re.compile(r"^(dpone\.[a-z_]+)\.v([0-9]{1,6})$")
 
@@ -77,7 +77,9 @@ class FormatChange:
     """``load``: the file alone shows it, checked before the file is validated. ``compile``: it
     shows only when a plan is compiled (a binding names what the change added; an environment
     read on its own for its control plane needs none of it), checked where the compiler resolves
-    the binding against the environment."""
+    the binding against the environment. ``admission``: the file stays valid and compiles; only
+    the admission of a new delivery refuses it, with its own code (``runtime.feature_disabled``
+    names the note)."""
 
     @property
     def path(self) -> str:
@@ -124,6 +126,15 @@ CHANGES: Final[tuple[FormatChange, ...]] = (
             "certified_environments if the receiver does not compare the payload under a key)",
         block=("mutation_fence",), absent=("key_payload_binding",),
         when=(("certified_environments", None),), touches=(BINDING_SCHEMA_ID,)),
+    FormatChange(
+        schema=ENVIRONMENT_SCHEMA_ID, note="runtime-kill-switch.md",
+        date="2026-12-04", commits=("fbf7f51",),
+        changed="an environment turns new deliveries on with its kill switch "
+                "(runtime.features.rest_bulk_delivery_v1, off unless the file turns it on), "
+                "and this file states no runtime block",
+        fix="Add `runtime: {features: {rest_bulk_delivery_v1: true}}` to the environment "
+            "where new deliveries may be admitted",
+        absent=("runtime",), stage="admission"),
 )
 """Every authoring change that requires authors to edit files, oldest first."""
 
