@@ -24,6 +24,8 @@ from dpone.observability import logs, tracing
 COMMANDS = (
     ("admin", "dpone.cli.admin:admin",
      "Platform administration of an environment's journal (audited)."),
+    ("catalog", "dpone.cli.catalog:catalog",
+     "The generated catalog of a registry's operation profiles: build it, or check it."),
     ("check", "dpone.cli.compile:check",
      "Validate WORKLOAD against the registry offline and show what it compiles to."),
     ("deliver", "dpone.cli.delivery.deliver:deliver_command",
@@ -36,6 +38,8 @@ COMMANDS = (
      "Compile workloads into content-addressed plans and goldens, or diff two plans."),
     ("preview", "dpone.cli.preview:preview",
      "Show the requests a plan sends for an interval, offline: credentials as references."),
+    ("profile", "dpone.cli.profile:profile",
+     "Operation profiles: certify a receiver against what a profile claims."),
     ("receiver", "dpone.cli.receiver:receiver",
      "The local mock receiver used by the tutorial, the demo and the tests."),
     ("seal", "dpone.cli.seal:seal",

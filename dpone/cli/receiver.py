@@ -18,8 +18,21 @@ def receiver() -> None:
               help="Environment variable holding the bearer token the receiver requires.")
 @click.option("--processing-seconds", type=float, default=1.0, show_default=True,
               help="How long an async job takes from submit to complete.")
-def serve_command(port: int, host: str, token_env: str, processing_seconds: float) -> None:
-    """Serve the sync NDJSON batch and async dataset-job endpoints until interrupted."""
+@click.option("--forget-keys-after", type=float, default=None, metavar="SECONDS",
+              help="Variant: forget a job's key (its filename) that long after the job was "
+                   "created; the same file is then a new job.")
+@click.option("--rebind-keys", is_flag=True, default=False,
+              help="Variant: take a key submitted again with other bytes as a new job.")
+@click.option("--receipt-ttl", type=float, default=None, metavar="SECONDS",
+              help="Variant: a job's receipt answers 410 once the job is that old.")
+def serve_command(port: int, host: str, token_env: str, processing_seconds: float,
+                  forget_keys_after: float | None, rebind_keys: bool,
+                  receipt_ttl: float | None) -> None:
+    """Serve the sync NDJSON batch and async dataset-job endpoints until interrupted.
+
+    The variant options make the receiver contradict what the async example profile claims,
+    to see `dpone profile certify` fail the matching case; without them it behaves as
+    certified."""
     try:
         # starlette and uvicorn belong to the optional `receiver` extra: import on use only.
         from dpone.receiver import ReceiverSetupError, serve  # noqa: PLC0415
@@ -28,6 +41,8 @@ def serve_command(port: int, host: str, token_env: str, processing_seconds: floa
             f"the mock receiver needs the receiver extra: pip install 'dpone[receiver]' ({missing})"
         ) from None
     try:
-        serve(port=port, host=host, token_env=token_env, processing_seconds=processing_seconds)
+        serve(port=port, host=host, token_env=token_env, processing_seconds=processing_seconds,
+              forget_keys_after=forget_keys_after, rebind_keys=rebind_keys,
+              receipt_ttl=receipt_ttl)
     except ReceiverSetupError as error:
         raise click.UsageError(str(error)) from None

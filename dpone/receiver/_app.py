@@ -7,11 +7,12 @@ Delivery endpoints (the two example profiles):
   idempotent: a repeated key is applied again and counted as a duplicate mutation.
 * ``POST /mock/v1/dataset-jobs`` — multipart: one gzip CSV part ``file`` whose filename is the
   duplicate key, scalar parts ``range_start`` / ``range_end``; ``202 {"job_id"}``, or ``409
-  {"job_id", "filename"}`` naming the original job for a filename already submitted.
+  {"job_id", "filename"}`` naming the original job for a filename already submitted (unless a
+  certification variant of :class:`ReceiverConfig` forgets keys or rebinds them to other bytes).
 * ``GET /mock/v1/dataset-jobs/{job_id}`` — ``{"job_id", "filename", "phase", "rows_accepted",
   "rows_rejected"}`` (``filename`` echoes the job's duplicate key); 404 for an unknown job
   (a job of an earlier receiver start included: job ids are ``job-<boot id>-<number>``),
-  404/410 for an expired receipt.
+  404/410 for an expired receipt (410 once the job is ``receipt_ttl_seconds`` old, when set).
 * ``GET /mock/v1/dataset-job-keys/{key}`` — read-only lookup by key (``sha256:<hex>``, the hex
   of a submitted filename): the job submitted under it, as the status answer (``filename``
   echoes it), even when its receipt has expired; 404 when this receiver holds none (a job of an
@@ -27,6 +28,7 @@ size and digest; what a test compares with `dpone preview`) and ``POST /mock/_re
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 
@@ -145,13 +147,16 @@ class _Endpoints:
         filename = file.filename or ""
         note(request, key=filename)
         jobs = self.state.jobs
-        if (existing := jobs.by_filename(filename)) is not None:
+        digest = hashlib.sha256(file.data).hexdigest()
+        if (existing := jobs.duplicate_of(filename, digest, self.state.now())) is not None:
             return JSONResponse({"job_id": existing.job_id, "filename": filename}, status_code=409)
         rows = await run_in_threadpool(_read_job_file, file.data, self.state.config.max_decoded_bytes)
         note(request, rows=len(rows))
-        if (existing := jobs.by_filename(filename)) is not None:  # a concurrent submit won
+        now = self.state.now()
+        if (existing := jobs.duplicate_of(filename, digest, now)) is not None:  # a concurrent submit won
             return JSONResponse({"job_id": existing.job_id, "filename": filename}, status_code=409)
-        job = jobs.create(filename=filename, rows=rows, now=self.state.now(), scope=scope)
+        job = jobs.create(filename=filename, rows=rows, now=now, scope=scope,
+                          payload_digest=digest)
         rule = _fault(request)
         if rule is not None:
             if rule.fault == "partial":
@@ -177,6 +182,9 @@ class _Endpoints:
             elif rule.fault in ("cancel_job", "fail_job"):
                 jobs.end_now(job, "cancelled" if rule.fault == "cancel_job" else "error",
                              rule.int_param("apply_rows", 0), now)
+        ttl = self.state.config.receipt_ttl_seconds
+        if job.expired_status is None and ttl is not None and now - job.created_at >= ttl:
+            job.expired_status = 410  # the receipt outlived the receiver's receipt TTL
         if job.expired_status is not None:
             return _error(job.expired_status, "receipt_expired", "the job receipt has expired")
         return JSONResponse(job.to_json(now, jobs.processing_seconds))

@@ -27,6 +27,14 @@ class ReceiverConfig:
     always counted). ``boot_id`` (8 lowercase hex digits) is the start-specific part of every
     job id (``job-<boot id>-000001``); unset, each receiver start draws a random one, so job ids
     never repeat across restarts. Pin it only to model a receiver whose job ids do repeat.
+
+    Variants that contradict what the async profile claims (certification tests; the defaults
+    are the certified behaviour): ``forget_keys_after_seconds`` makes the duplicate check forget
+    a job's filename (its key) that many seconds after the job was created, so the same file
+    submitted later is a new job (the job, its receipt and its lookup by key stay);
+    ``rebind_keys`` makes a filename submitted again with *other* bytes a new job (only the same
+    bytes are a duplicate); ``receipt_ttl_seconds`` makes a job's receipt answer ``410`` once the
+    job is that old (the lookup by key still finds it).
     """
 
     token: str | None = field(default=None, repr=False)
@@ -36,6 +44,9 @@ class ReceiverConfig:
     max_decoded_bytes: int = 256 * MIB
     retained_rows: int = 200_000
     boot_id: str | None = None
+    forget_keys_after_seconds: float | None = None
+    rebind_keys: bool = False
+    receipt_ttl_seconds: float | None = None
 
     def __post_init__(self) -> None:
         if self.token is not None and not self.token:
@@ -46,6 +57,10 @@ class ReceiverConfig:
             raise ValueError("receiver limits must be positive")
         if self.boot_id is not None and not BOOT_ID.fullmatch(self.boot_id):
             raise ValueError("boot_id must be 8 lowercase hex digits")
+        for name in ("forget_keys_after_seconds", "receipt_ttl_seconds"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ValueError(f"{name} must be positive when set")
 
 
 class ManualClock:

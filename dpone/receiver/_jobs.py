@@ -13,6 +13,11 @@ Job ids are ``job-<boot id>-<number>``: the boot id is 8 hex digits drawn when t
 before a restart never names a job of the restarted receiver. A status answer echoes the job's
 ``filename`` (the submitted duplicate key), so a client can check that a receipt names its job.
 
+A submit repeats a job when its filename was submitted before (:meth:`JobBook.duplicate_of`).
+Two variants contradict that on purpose (certification tests): ``forget_keys_after`` forgets a
+filename that many seconds after its job was created (the same file is then a new job), and
+``rebind_keys`` takes the same filename with other bytes as a new job.
+
 A job can also be looked up read-only by its key (:meth:`JobBook.by_key`): ``sha256:<hex>``
 (or the bare hex) names the job whose filename is ``<hex>.<extension>``, the first one submitted
 if several extensions share the hex. The book and the ledger live and die together (a restart
@@ -51,6 +56,8 @@ class Job:
     rows_rejected: int = 0
     expired_status: int | None = None
     scope: dict[str, str] = field(default_factory=dict)
+    payload_digest: str = ""
+    """The SHA-256 (hex) of the submitted file part: what ``rebind_keys`` compares."""
 
     def phase(self, now: float, processing_seconds: float) -> Phase:
         if self.ended is not None:
@@ -67,15 +74,18 @@ class JobBook:
     """The jobs of one receiver start; ``boot_id`` (8 hex digits) is random unless given."""
 
     def __init__(self, ledger: Ledger, processing_seconds: float,
-                 boot_id: str | None = None) -> None:
+                 boot_id: str | None = None, *, forget_keys_after: float | None = None,
+                 rebind_keys: bool = False) -> None:
         if boot_id is not None and not BOOT_ID.fullmatch(boot_id):
             raise ValueError("a boot id is 8 lowercase hex digits")
         self.boot_id = boot_id or secrets.token_hex(4)
         self._ledger = ledger
         self._processing = processing_seconds
+        self._forget_after = forget_keys_after
+        self._rebind = rebind_keys
         self._lock = threading.RLock()
         self._jobs: dict[str, Job] = {}
-        self._by_filename: dict[str, str] = {}
+        self._by_filename: dict[str, list[str]] = {}
         self._by_key: dict[str, str] = {}
         self._active: dict[str, Job] = {}
         self._ids = itertools.count(1)  # never reset: a stale receipt never names a new job
@@ -85,9 +95,24 @@ class JobBook:
         return self._processing
 
     def by_filename(self, filename: str) -> Job | None:
+        """The newest job submitted under ``filename``."""
         with self._lock:
-            job_id = self._by_filename.get(filename)
-            return self._jobs[job_id] if job_id is not None else None
+            job_ids = self._by_filename.get(filename)
+            return self._jobs[job_ids[-1]] if job_ids else None
+
+    def duplicate_of(self, filename: str, payload_digest: str, now: float) -> Job | None:
+        """The job a submit of ``filename`` with these bytes repeats, or None for a new job:
+        the newest job of that filename, unless the book forgot it (``forget_keys_after``) or,
+        with ``rebind_keys``, its bytes were other ones."""
+        with self._lock:
+            for job_id in reversed(self._by_filename.get(filename, [])):
+                job = self._jobs[job_id]
+                if self._forget_after is not None and now - job.created_at >= self._forget_after:
+                    continue
+                if self._rebind and job.payload_digest != payload_digest:
+                    continue
+                return job
+            return None
 
     def by_key(self, key: str) -> Job | None:
         """The job submitted under ``key`` (``sha256:<hex>`` or ``<hex>``); None for another
@@ -102,14 +127,14 @@ class JobBook:
             return self._jobs.get(job_id)
 
     def create(self, *, filename: str, rows: list[dict[str, Any]], now: float,
-               scope: dict[str, str]) -> Job:
-        """A new job; the caller has checked that ``filename`` is not taken."""
+               scope: dict[str, str], payload_digest: str = "") -> Job:
+        """A new job; the caller has checked that it repeats none (:meth:`duplicate_of`)."""
         with self._lock:
             job = Job(job_id=f"job-{self.boot_id}-{next(self._ids):06d}", filename=filename,
-                      created_at=now, rows=rows, scope=scope)
+                      created_at=now, rows=rows, scope=scope, payload_digest=payload_digest)
             self._jobs[job.job_id] = job
             self._active[job.job_id] = job
-            self._by_filename[filename] = job.job_id
+            self._by_filename.setdefault(filename, []).append(job.job_id)
             self._by_key.setdefault(filename.split(".", 1)[0], job.job_id)
             return job
 

@@ -16,7 +16,9 @@ class ReceiverState:
     def __init__(self, config: ReceiverConfig) -> None:
         self.config = config
         self.ledger = Ledger(config.retained_rows)
-        self.jobs = JobBook(self.ledger, config.processing_seconds, config.boot_id)
+        self.jobs = JobBook(self.ledger, config.processing_seconds, config.boot_id,
+                            forget_keys_after=config.forget_keys_after_seconds,
+                            rebind_keys=config.rebind_keys)
         self.faults = FaultBook()
         self.exchanges = ExchangeLog()
         self._batch_ids = itertools.count(1)  # never reset, like job ids

@@ -48,26 +48,37 @@ def _uvicorn_config(app: Starlette, host: str, port: int, log_level: str) -> uvi
 
 
 def run(host: str = "127.0.0.1", port: int = 8765, token: str | None = None,
-        processing_seconds: float = 1.0) -> None:
-    """Serve in the foreground until interrupted."""
+        processing_seconds: float = 1.0, *, forget_keys_after: float | None = None,
+        rebind_keys: bool = False, receipt_ttl: float | None = None) -> None:
+    """Serve in the foreground until interrupted (the keyword variants: see
+    :class:`ReceiverConfig`)."""
     _check_loopback(host)
     console = logging.StreamHandler(sys.stderr)
     console.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
     LOGGER.addHandler(console)
     LOGGER.setLevel(logging.INFO)
     LOGGER.propagate = False
-    app = create_app(ReceiverConfig(token=token, processing_seconds=processing_seconds))
+    app = create_app(ReceiverConfig(token=token, processing_seconds=processing_seconds,
+                                    forget_keys_after_seconds=forget_keys_after,
+                                    rebind_keys=rebind_keys, receipt_ttl_seconds=receipt_ttl))
     uvicorn.Server(_uvicorn_config(app, host, port, "info")).run()
 
 
-def serve(port: int, host: str, token_env: str | None, processing_seconds: float) -> None:
+def serve(port: int, host: str, token_env: str | None, processing_seconds: float, *,
+          forget_keys_after: float | None = None, rebind_keys: bool = False,
+          receipt_ttl: float | None = None) -> None:
     """The ``dpone receiver serve`` entry: the token, if any, is read from ``token_env``."""
     token = None
     if token_env is not None:
         token = os.environ.get(token_env)
         if not token:
             raise ReceiverSetupError(f"environment variable {token_env} is unset or empty")
-    run(host=host, port=port, token=token, processing_seconds=processing_seconds)
+    for name, value in (("--forget-keys-after", forget_keys_after),
+                        ("--receipt-ttl", receipt_ttl)):
+        if value is not None and not value > 0:
+            raise ReceiverSetupError(f"{name} must be a positive number of seconds")
+    run(host=host, port=port, token=token, processing_seconds=processing_seconds,
+        forget_keys_after=forget_keys_after, rebind_keys=rebind_keys, receipt_ttl=receipt_ttl)
 
 
 class ReceiverThread:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from dpone.contracts.certification import CERTIFICATION_SCHEMA_ID, SinkCertification
 from dpone.contracts.documents._audit import AUDIT_EXPORT_SCHEMA_ID, AuditEntry, AuditExport
 from dpone.contracts.documents._children import ChildRow, ReceiptScalar
 from dpone.contracts.documents._compile import (
@@ -152,9 +153,11 @@ ARTIFACT_DOCUMENTS: Final[dict[str, Any]] = {
     OPERATOR_EVIDENCE_SCHEMA_ID: OperatorEvidence,
     RECONCILIATION_SCHEMA_ID: Reconciliation,
     FAULT_MATRIX_SCHEMA_ID: RemoteEffectFaultMatrix,
+    CERTIFICATION_SCHEMA_ID: SinkCertification,
 }
-"""Documents that are not command output: what an operator writes, what reconcile stores, and
-the process-cut fault matrix's evidence."""
+"""Documents that are not command output: what an operator writes, what reconcile stores, the
+process-cut fault matrix's evidence, and a receiver certification (`dpone profile certify`
+writes it to the registry and prints it with ``--format json``)."""
 
 __all__ = [
     "ARTIFACT_DOCUMENTS",

@@ -22,7 +22,7 @@ from support.doc_transcripts import TOKEN, Session, document, write_updates
 DOCS = ("README.md", "docs/tutorial.md", "docs/planner.md", "docs/generations.md",
         "docs/authoring.md", "docs/receiver.md", "docs/reference/reconcile.md",
         "docs/airflow.md", "docs/fault-matrix.md", "docs/review.md",
-        "docs/preview.md")
+        "docs/preview.md", "docs/certification.md")
 AUTHORITY_PORT = 8765
 
 
