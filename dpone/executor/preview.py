@@ -1,26 +1,23 @@
 """The requests a sealed boundary sends, rendered without sending them and without a credential.
 
 Each child's request is built by the supervisor's own :func:`outbound_request` (the bytes and
-headers it sends), its URL and headers by the transport's own :func:`request_url`,
-:func:`wire_headers` and client headers, composed by httpx exactly as the transport's client
-composes them (``build_request`` opens no connection). Only the credential is different: its
-header carries the binding's reference (``<bearer from env NAME>``), and nothing resolves it.
+headers it sends), its URL and headers by the transport's own :func:`authority_url`,
+:func:`request_url`, :func:`wire_headers` and client headers, composed by httpx exactly as the
+transport's client composes them (``build_request`` opens no connection). Only the credential is
+different: its header carries the binding's reference (``<bearer from env NAME>``,
+:func:`credential_header`), and nothing resolves it.
 """
 
 from __future__ import annotations
 
-import csv
-import gzip
 import hashlib
-import io
-import itertools
-import json
-from collections.abc import Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 import httpx
 
+from dpone.codecs import PayloadIntegrityError
+from dpone.contracts import DponeError
 from dpone.contracts.documents import (
     PreviewedRequest,
     PreviewHeader,
@@ -31,24 +28,26 @@ from dpone.contracts.documents import (
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.contracts.sealed import SealedChild
+from dpone.executor.payload_sample import first_records
 from dpone.executor.supervisor import outbound_request
 from dpone.executor.transport import (
     CLIENT_HEADERS,
+    authority_url,
     credential_header,
     request_url,
     wire_headers,
 )
-from dpone.executor.transport._auth import RESERVED_HEADERS
 
 _CARRIED = {"payload_filename": "payload filename", "header": "header"}
 
 
 @dataclass(frozen=True, slots=True)
 class RenderedChild:
-    """One child's previewed request and its exact body bytes."""
+    """One child's previewed request and its exact body: replayable, each iteration streams the
+    sealed artifact again (a preview of many children never holds their bodies)."""
 
     request: PreviewedRequest
-    body: bytes
+    body: Iterable[bytes]
 
 
 def _keys(plan: RestDeliveryPlan, child: SealedChild) -> PreviewKeys:
@@ -72,42 +71,47 @@ def _receipt(plan: RestDeliveryPlan) -> PreviewReceipt:
                           poll=poll)
 
 
-def _records(payload: bytes, fmt: str, compression: str, count: int) -> tuple[dict[str, Any], ...]:
-    """The first ``count`` records of a sealed payload, decoded."""
-    data = gzip.decompress(payload) if compression == "gzip" else payload
-    text = data.decode("utf-8-sig")
-    rows: Iterator[dict[str, Any]]
-    if fmt == "csv":
-        rows = iter(csv.DictReader(io.StringIO(text, newline="")))
-    elif fmt == "ndjson":
-        rows = (json.loads(line) for line in text.splitlines() if line.strip())
-    elif fmt == "json_array":
-        document = json.loads(text)
-        rows = iter(document if isinstance(document, list) else [document])
-    else:  # raw bytes have no records to show
-        return ()
-    return tuple(itertools.islice(rows, count))
+def _measured(child: SealedChild, body: Iterable[bytes]) -> tuple[int, str]:
+    """The size and digest of the exact body, streamed once. A single body is the payload
+    itself; a multipart envelope checks its payload part as it streams: either way the bytes
+    shown are the sealed ones, or ``artifact.conflict``."""
+    hasher, size = hashlib.sha256(), 0
+    try:
+        for chunk in body:
+            hasher.update(chunk)
+            size += len(chunk)
+    except PayloadIntegrityError as error:
+        raise _not_sealed(child) from error
+    digest = "sha256:" + hasher.hexdigest()
+    if child.request.multipart_boundary is None and digest != child.payload.digest:
+        raise _not_sealed(child)
+    return size, digest
+
+
+def _not_sealed(child: SealedChild) -> DponeError:
+    key = child.payload.key
+    return DponeError(code="artifact.conflict", details={"key": key},
+                      message=f"the payload artifact {key!r} does not hold the bytes sealed for "
+                              f"child {child.descriptor.ordinal}")
 
 
 def render_child(plan: RestDeliveryPlan, child: SealedChild, artifacts: ImmutableArtifactPort,
                  *, sample: int = 0) -> RenderedChild:
     """``child``'s request as the transport sends it, the credential as its reference."""
     outbound = outbound_request(plan, child, artifacts)
-    body = b"".join(outbound.body)
+    body_bytes, body_digest = _measured(child, outbound.body)
     binding = plan.binding.snapshot
-    base = httpx.URL(binding.authority)
-    credential = credential_header(binding)
-    owned = set(RESERVED_HEADERS) | {"authorization"}
-    if credential is not None:
-        owned.add(credential[0].lower())
+    base = authority_url(binding.authority)
     with httpx.Client(base_url=base, headers=CLIENT_HEADERS, trust_env=False) as client:
         built = client.build_request(outbound.method, request_url(base, outbound.path),
                                      params=list(outbound.query),
-                                     headers=wire_headers(outbound, owned))
+                                     headers=wire_headers(outbound, binding))
     headers = [PreviewHeader(name=name.decode("latin-1"), value=value.decode("latin-1"))
                for name, value in built.headers.raw]
+    credential = credential_header(binding)
     if credential is not None:
-        headers.append(PreviewHeader(name=credential[0], value=credential[1], credential=True))
+        headers.append(PreviewHeader(name=credential.name, value=credential.reference,
+                                     credential=True))
     payload_format = plan.profile.snapshot.request.body.payload_format
     descriptor = child.descriptor
     request = PreviewedRequest(
@@ -120,10 +124,12 @@ def render_child(plan: RestDeliveryPlan, child: SealedChild, artifacts: Immutabl
         else payload_format.compression,
         rows=descriptor.row_count, decoded_bytes=descriptor.decoded_bytes,
         wire_bytes=descriptor.wire_bytes, payload_digest=child.payload.digest,
-        body_bytes=len(body), body_digest="sha256:" + hashlib.sha256(body).hexdigest(),
+        body_bytes=body_bytes, body_digest=body_digest,
         keys=_keys(plan, child), receipt=_receipt(plan))
     if sample > 0:
-        payload = artifacts.get_bytes(child.payload.key)
-        request = request.model_copy(update={"sample": _records(
-            payload, payload_format.format, payload_format.compression, sample)})
-    return RenderedChild(request, body)
+        records = first_records(artifacts.open_stream(child.payload.key), payload_format,
+                                plan.profile.snapshot.codec.csv,
+                                [column.name for column in plan.mapping.columns], sample,
+                                key=child.payload.key)
+        request = request.model_copy(update={"sample": records})
+    return RenderedChild(request, outbound.body)

@@ -48,6 +48,8 @@ from dpone.executor.transport._retry import (
 )
 from dpone.executor.transport._wire import (
     CLIENT_HEADERS,
+    CredentialHeader,
+    authority_url,
     credential_header,
     request_url,
     wire_headers,
@@ -62,6 +64,7 @@ __all__ = [
     "BearerAuth",
     "BudgetExceeded",
     "Credential",
+    "CredentialHeader",
     "CredentialResolver",
     "EnvironmentCredentialResolver",
     "ExtractionError",
@@ -80,6 +83,7 @@ __all__ = [
     "TransportOutcome",
     "TransportPhase",
     "TransportTimeouts",
+    "authority_url",
     "build_auth",
     "classify",
     "credential_header",

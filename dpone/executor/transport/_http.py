@@ -35,8 +35,6 @@ from dpone.contracts.transport import (
 )
 from dpone.executor.cuts import CutHook
 from dpone.executor.transport._auth import (
-    RESERVED_HEADERS,
-    ApiKeyHeaderAuth,
     OAuth2ClientCredentialsAuth,
     TokenGrant,
     build_auth,
@@ -53,7 +51,13 @@ from dpone.executor.transport._network import (
 from dpone.executor.transport._oauth import CredentialFetchFailed, fetch_client_credentials
 from dpone.executor.transport._phases import classify, redact
 from dpone.executor.transport._tls import ssl_context
-from dpone.executor.transport._wire import BODYLESS, CLIENT_HEADERS, request_url, wire_headers
+from dpone.executor.transport._wire import (
+    BODYLESS,
+    CLIENT_HEADERS,
+    authority_url,
+    request_url,
+    wire_headers,
+)
 
 MAX_HEADER_VALUE_BYTES: Final = 8_192
 _DEFAULT_PORT: Final = {"http": 80, "https": 443}
@@ -95,7 +99,8 @@ class HttpTransport:
                  transport: httpx.BaseTransport | None = None,
                  cut: CutHook | None = None) -> None:
         self._cut = cut
-        self._base = _authority(binding.authority)
+        self._binding = binding
+        self._base = authority_url(binding.authority)
         self._origin = origin_of(self._base.scheme, self._base.host, self._base.port)
         if tls_policy is not None and tls_policy.require_https and self._base.scheme != "https":
             raise DponeError(code="binding.insecure_authority",
@@ -127,9 +132,6 @@ class HttpTransport:
             transport=transport)
         fetch = self._token_fetcher(binding, credential)
         self._auth = build_auth(binding, credential, fetch, clock)
-        self._owned_headers = set(RESERVED_HEADERS) | {"authorization"}
-        if isinstance(self._auth, ApiKeyHeaderAuth):
-            self._owned_headers.add(self._auth.header_name.lower())
 
     def __enter__(self) -> HttpTransport:
         return self
@@ -270,7 +272,7 @@ class HttpTransport:
         return request_url(self._base, path)
 
     def _headers(self, request: OutboundRequest) -> dict[str, str]:
-        return wire_headers(request, self._owned_headers)
+        return wire_headers(request, self._binding)
 
 
 def _guarded(body: Iterable[bytes], length: int, deadline: float,
@@ -315,18 +317,6 @@ def raw_chunks(response: httpx.Response) -> Iterable[bytes]:
 def _too_large(status: int, bound: int) -> Failure:
     return Failure(phase=TransportPhase.RESPONSE_TOO_LARGE, kind=FailureKind.RESPONSE_TOO_LARGE,
                    detail=f"response body exceeds {bound} bytes", status=status)
-
-
-def _authority(authority: str) -> httpx.URL:
-    try:
-        url = httpx.URL(authority)
-    except httpx.InvalidURL:
-        url = None
-    if url is None or url.scheme not in {"http", "https"} or not url.host or url.userinfo \
-            or url.raw_path not in {b"", b"/"} or url.fragment:
-        raise DponeError(code="binding.invalid_authority",
-                         message="the binding authority must be http(s)://host[:port]")
-    return url.copy_with(raw_path=b"/")
 
 
 if TYPE_CHECKING:

@@ -1,16 +1,18 @@
 """What a request looks like on the wire, without sending it: one definition for the transport
 and for `dpone preview`.
 
-:func:`request_url` checks a rendered path and joins it to the binding's authority;
-:func:`wire_headers` adds the body's ``Content-Type``/``Content-Length`` to the request's own
-headers and refuses a header the transport owns; :data:`CLIENT_HEADERS` are the headers the
-client sends on every request; :func:`credential_header` names the header the binding's
-credential travels in and shows it as its reference (never a value).
+:func:`authority_url` checks a binding's authority; :func:`request_url` checks a rendered path
+and joins it to that authority; :func:`wire_headers` adds the body's ``Content-Type`` and
+``Content-Length`` to the request's own headers and refuses a header the transport owns;
+:data:`CLIENT_HEADERS` are the headers the client sends on every request. The preview composes
+them exactly as :class:`~dpone.executor.transport.HttpTransport` does, so what it shows cannot
+drift from what is sent. :func:`credential_header` names the header the binding's credential
+travels in and shows it as its reference: it reads the binding only, never the credential.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Final
 
 import httpx
@@ -19,10 +21,26 @@ from dpone import __version__
 from dpone.contracts import DponeError
 from dpone.contracts.binding import ConnectionBinding
 from dpone.contracts.transport import OutboundRequest
+from dpone.executor.transport._auth import RESERVED_HEADERS
+from dpone.executor.transport._credentials import PROVIDER_FIELDS, conn_variable
 
 CLIENT_HEADERS: Final = {"User-Agent": f"dpone/{__version__}", "Accept-Encoding": "identity"}
 """Sent with every request (``identity``: the byte bound applies to what is actually read)."""
 BODYLESS: Final = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
+
+
+def authority_url(authority: str) -> httpx.URL:
+    """The binding's ``http(s)://host[:port]`` as the base of every request URL;
+    ``binding.invalid_authority`` for anything else (a path, credentials, a fragment)."""
+    try:
+        url = httpx.URL(authority)
+    except httpx.InvalidURL:
+        url = None
+    if url is None or url.scheme not in {"http", "https"} or not url.host or url.userinfo \
+            or url.raw_path not in {b"", b"/"} or url.fragment:
+        raise DponeError(code="binding.invalid_authority",
+                         message="the binding authority must be http(s)://host[:port]")
+    return url.copy_with(raw_path=b"/")
 
 
 def request_url(base: httpx.URL, path: str) -> httpx.URL:
@@ -46,9 +64,18 @@ def request_url(base: httpx.URL, path: str) -> httpx.URL:
     return url
 
 
-def wire_headers(request: OutboundRequest, owned: Collection[str]) -> dict[str, str]:
-    """The request's headers plus its body's type and length; ``owned`` (lower-case names)
-    belong to the transport and are refused."""
+def _owned(binding: ConnectionBinding) -> frozenset[str]:
+    """The lower-case header names only the transport sets: the reserved ones, the credential's."""
+    owned = set(RESERVED_HEADERS) | {"authorization"}
+    if binding.auth_provider == "api_key_header" and binding.auth_options.header_name:
+        owned.add(binding.auth_options.header_name.lower())
+    return frozenset(owned)
+
+
+def wire_headers(request: OutboundRequest, binding: ConnectionBinding) -> dict[str, str]:
+    """The request's headers plus its body's type and length; a header the transport owns
+    (reserved, or the one ``binding``'s credential travels in) is ``profile.forbidden_header``."""
+    owned = _owned(binding)
     headers: dict[str, str] = {}
     for name, value in request.headers:
         if name.lower() in owned:
@@ -65,17 +92,62 @@ def wire_headers(request: OutboundRequest, owned: Collection[str]) -> dict[str, 
     return headers
 
 
-_SHOWN: Final = {"bearer": "bearer", "basic": "basic credentials",
-                 "oauth2_client_credentials": "oauth2 bearer, client credentials",
-                 "api_key_header": "api key"}
+@dataclass(frozen=True, slots=True)
+class CredentialHeader:
+    """Where a binding's credential travels and where it is read from; never a value.
+
+    ``variables`` are the environment variables that hold it (``env:NAME``: one holding the
+    whole value, ``user:password`` for basic; ``conn:REF``: one per field), ``file`` the file
+    of a ``file:`` reference; both empty for Vault. For OAuth2 they hold the client credentials:
+    the bearer itself comes from the token endpoint at run time.
+    """
+
+    provider: str
+    name: str
+    scheme: str
+    """What precedes the value in the header: ``Bearer ``, ``Basic `` or nothing (API key)."""
+    reference: str
+    """What the preview shows instead of the value: ``<bearer from env NAME>``."""
+    variables: tuple[str, ...] = ()
+    file: str | None = None
 
 
-def credential_header(binding: ConnectionBinding) -> tuple[str, str] | None:
-    """``(header name, "<bearer from env NAME>")``: where the credential travels, shown as its
-    reference; None when it travels in no header (mTLS, none)."""
+_SHOWN: Final = {"bearer": "bearer", "basic": "basic credentials", "api_key_header": "api key",
+                 "oauth2_client_credentials": "oauth2 bearer"}
+_SCHEME: Final = {"bearer": "Bearer ", "basic": "Basic ", "api_key_header": "",
+                  "oauth2_client_credentials": "Bearer "}
+
+
+def credential_header(binding: ConnectionBinding) -> CredentialHeader | None:
+    """The header ``binding``'s credential travels in, shown as its reference
+    (``<bearer from env NAME>``); None when it travels in no header (mTLS, none). Reads the
+    binding only: nothing is resolved."""
     provider = binding.auth_provider
     if provider not in _SHOWN:
         return None
-    reference = (binding.credential_ref or "no credential_ref").replace(":", " ", 1)
-    name = binding.auth_options.header_name if provider == "api_key_header" else "Authorization"
-    return name or "Authorization", f"<{_SHOWN[provider]} from {reference}>"
+    ref = binding.credential_ref
+    variables: tuple[str, ...] = ()
+    file = None
+    if ref is None:
+        source = "no credential_ref"
+    elif ref.startswith("env:"):
+        variables = (ref.removeprefix("env:"),)
+        source = f"env {variables[0]}"
+    elif ref.startswith("conn:"):
+        variables = tuple(conn_variable(ref, field) for field in PROVIDER_FIELDS[provider])
+        source = "env " + ", ".join(variables)
+    elif ref.startswith("file:"):
+        file = ref.removeprefix("file:")
+        source = f"file {file}"
+    else:
+        source = ref
+    shown = _SHOWN[provider]
+    if provider == "oauth2_client_credentials":
+        token_path = binding.auth_options.token_path or "(no token_path)"
+        shown, source = f"{shown} from POST {token_path}", f"with client credentials from {source}"
+    else:
+        source = f"from {source}"
+    name = binding.auth_options.header_name if provider == "api_key_header" else None
+    return CredentialHeader(provider=provider, name=name or "Authorization",
+                            scheme=_SCHEME[provider], reference=f"<{shown} {source}>",
+                            variables=variables, file=file)

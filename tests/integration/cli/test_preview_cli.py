@@ -5,6 +5,7 @@ credential, and the body digest equal what the mock receiver recorded when `dpon
 the same interval (``GET /mock/_requests``). Then the preview runs in a process whose sockets
 are denied, with the sentinel token in the credential's variable: every format succeeds, shows
 the reference, and never the token. The curl format is run against the receiver, which applies it.
+A store `dpone seal` sealed into is read by ``--artifacts`` and never written.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from dpone.receiver import ReceiverConfig, ReceiverThread
@@ -55,6 +57,21 @@ def _preview(dpone: Dpone, workload: str, interval: tuple[str, str], *extra: str
     return run.json()
 
 
+def _received(receiver: ReceiverThread) -> list[dict]:
+    """What the receiver recorded, read as any client reads it: ``GET /mock/_requests``."""
+    with httpx.Client(base_url=receiver.base_url, headers={"Authorization": f"Bearer {TOKEN}"},
+                      trust_env=False, timeout=10.0) as http:
+        answer = http.get("/mock/_requests")
+    assert answer.status_code == 200
+    requests: list[dict] = answer.json()["requests"]
+    return requests
+
+
+def _tree(root: Path) -> dict[str, tuple[bytes, int]]:
+    return {str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mtime_ns)
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
 def _wire(headers: list[tuple[str, str]] | list[list[str]]) -> dict[str, str]:
     return {name.lower(): value for name, value in headers if name.lower() != "authorization"}
 
@@ -66,12 +83,12 @@ def test_every_previewed_request_is_what_the_receiver_received(
         interval: tuple[str, str]) -> None:
     dpone = Dpone(bind_registry(tmp_path, receiver.base_url), tmp_path / "state")
     preview = _preview(dpone, workload, interval)
-    assert receiver.state.exchanges.snapshot() == []  # the preview sent nothing
+    assert _received(receiver) == []  # the preview sent nothing
 
     delivered = dpone.deliver(workload, interval, "--wait", "--format", "json")
 
     assert delivered.code == 0, delivered.err
-    received = receiver.state.exchanges.snapshot()
+    received = _received(receiver)
     assert len(received) == len(preview["requests"]) == preview["children_total"] >= 2
     for shown, got in zip(preview["requests"], received, strict=True):
         assert (shown["method"], shown["path"]) == (got["method"], got["path"])
@@ -81,6 +98,15 @@ def test_every_previewed_request_is_what_the_receiver_received(
         [credential] = [h for h in shown["headers"] if h["credential"]]
         assert (credential["name"], credential["value"]) == ("Authorization", REFERENCE)
         assert ["authorization", "<redacted>"] in got["headers"]
+    # The store the delivery sealed into holds every request: read from it, nothing changes.
+    store = dpone.state / "artifacts"
+    before = _tree(store)
+    again = dpone("preview", str(dpone.registry / "workloads" / f"{workload}.yaml"),
+                  "--registry", str(dpone.registry), "--interval-start", interval[0],
+                  "--interval-end", interval[1], "--artifacts", str(store), "--format", "json")
+    assert again.code == 0 and "warning" not in again.err, again.err
+    assert again.json()["requests"] == preview["requests"]
+    assert _tree(store) == before
 
 
 def test_one_child_with_a_sample_of_its_records(tmp_path: Path) -> None:
@@ -175,6 +201,37 @@ def test_the_curl_commands_deliver_what_the_preview_shows(
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.count('"job_id"') == 2
     preview = _preview(dpone, "measurements_async", TWO_ASYNC_CHILDREN)
-    received = receiver.state.exchanges.snapshot()
+    received = _received(receiver)
     assert [r["body_digest"] for r in received] == [
         r["body_digest"] for r in preview["requests"]]
+
+
+def test_curl_after_seal_reads_the_sealed_payloads_and_the_store_never_changes(
+        receiver: ReceiverThread, tmp_path: Path) -> None:
+    dpone = Dpone(bind_registry(tmp_path, receiver.base_url), tmp_path / "state")
+    workload = str(dpone.registry / "workloads" / "measurements_sync.yaml")
+    store = tmp_path / "sealed"
+    boundary = ("--registry", str(dpone.registry), "--interval-start", SYNC_TWO_WEEKS[0],
+                "--interval-end", SYNC_TWO_WEEKS[1])
+    assert dpone("seal", workload, *boundary, "--artifacts", str(store)).code == 0
+    before = _tree(store)
+
+    run = dpone("preview", workload, *boundary, "--artifacts", str(store), "--format", "curl")
+
+    assert run.code == 0 and "warning" not in run.err, run.err
+    assert _tree(store) == before
+    assert run.out.count(f"--data-binary @{store}/payloads/sha256/") == 2
+    assert "--body-dir" not in run.out  # every body is a sealed payload file
+    ran = subprocess.run(["bash", "-e", "-c", run.out.replace("\\\n", " ") + "\n"],
+                         env={**os.environ, TOKEN_ENV: TOKEN}, capture_output=True, text=True,
+                         check=False)
+    assert ran.returncode == 0 and ran.stdout.count('"batch_id"') == 2, ran.stderr
+    assert [r["body_digest"] for r in _received(receiver)] == [
+        r["body_digest"] for r in _preview(dpone, "measurements_sync", SYNC_TWO_WEEKS)["requests"]]
+
+    later = dpone("preview", workload, "--registry", str(dpone.registry), "--interval-start",
+                  SYNC_TWO_WEEKS[0], "--interval-end", "2026-08-22", "--artifacts", str(store))
+
+    assert later.code == 0
+    assert f"warning: --artifacts {store} does not hold this boundary" in later.err
+    assert _tree(store) == before

@@ -21,7 +21,7 @@ def _no_aws_files(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 def test_the_public_surface_is_pinned() -> None:
     assert sorted(dpone.artifacts.__all__) == [
-        "LocalArtifactStore", "S3ArtifactStore", "open_artifact_store",
+        "LocalArtifactStore", "ReadThroughStore", "S3ArtifactStore", "open_artifact_store",
         "open_prunable_artifact_store"]
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import dpone.executor.transport as transport
 
 EXPECTED = {
-    "CLIENT_HEADERS", "credential_header", "request_url", "wire_headers",
+    "CLIENT_HEADERS", "CredentialHeader", "authority_url", "credential_header", "request_url",
+    "wire_headers",
     "DEFAULT_RESPONSE_HEADERS", "PHASE_TABLE", "RETRY_AFTER_EXCEEDS_BUDGET", "ApiKeyHeaderAuth",
     "BearerAuth", "BudgetExceeded", "Credential", "CredentialResolver",
     "EnvironmentCredentialResolver", "ExtractionError", "ExtractionFailure", "Failure",
