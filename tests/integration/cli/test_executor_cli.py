@@ -160,20 +160,27 @@ def test_a_published_document_that_is_not_a_plan_is_refused(tmp_path: Path,
     _refused(_run_digest(digest, artifacts), "contract.schema_invalid", pod["xcom"])
 
 
+def _control_plane(tmp_path: Path, artifacts: Path, name: str, monkeypatch: pytest.MonkeyPatch,
+                   deliveries: str = "true") -> None:
+    """``DPONE_ENVIRONMENTS`` naming a control plane with the environment file ``name`` (its
+    environment id is ``name``; its kill switch ``deliveries``)."""
+    environments = tmp_path / "control-plane"
+    environments.mkdir()
+    (environments / f"{name}.yaml").write_text(
+        f"schema: dpone.environment.v1\nid: {name}\ntier: development\n"
+        f"platform_instance_id: dpone-local\ntenant_id: examples\nenvironment_id: {name}\n"
+        f"namespace_revision: 1\nruntime: {{features: {{rest_bulk_delivery_v1: {deliveries}}}}}\n"
+        f"control_plane:\n  journal: '{tmp_path / 'j.sqlite3'}'\n"
+        f"  artifacts: '{artifacts}'\n", encoding="utf-8")
+    monkeypatch.setenv("DPONE_ENVIRONMENTS", str(environments))
+
+
 def test_a_plan_of_another_environment_is_refused(registry: Path, tmp_path: Path,
                                                   pod: dict[str, Path],
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     artifacts = tmp_path / "artifacts"
     digest = _published(registry, artifacts, tmp_path)
-    environments = tmp_path / "control-plane"
-    environments.mkdir()
-    (environments / "prod.yaml").write_text(
-        "schema: dpone.environment.v1\nid: prod\ntier: development\n"
-        "platform_instance_id: dpone-local\ntenant_id: examples\nenvironment_id: prod\n"
-        f"namespace_revision: 1\nruntime: {{features: {{rest_bulk_delivery_v1: true}}}}\n"
-        f"control_plane:\n  journal: '{tmp_path / 'j.sqlite3'}'\n"
-        f"  artifacts: '{artifacts}'\n", encoding="utf-8")
-    monkeypatch.setenv("DPONE_ENVIRONMENTS", str(environments))
+    _control_plane(tmp_path, artifacts, "prod", monkeypatch)
     run = _executor("--plan-digest", digest, "--interval-start", FULL[0], "--interval-end",
                     FULL[1], "--environment", "prod", "--source-root", str(pod["source"]),
                     "--format", "json")
@@ -186,15 +193,7 @@ def test_the_kill_switch_off_admits_nothing(registry: Path, tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     artifacts = tmp_path / "artifacts"
     digest = _published(registry, artifacts, tmp_path)
-    environments = tmp_path / "control-plane"
-    environments.mkdir()
-    (environments / "local-dev.yaml").write_text(
-        "schema: dpone.environment.v1\nid: local-dev\ntier: development\n"
-        "platform_instance_id: dpone-local\ntenant_id: examples\nenvironment_id: local-dev\n"
-        "namespace_revision: 1\nruntime: {features: {rest_bulk_delivery_v1: false}}\n"
-        f"control_plane:\n  journal: '{tmp_path / 'j.sqlite3'}'\n"
-        f"  artifacts: '{artifacts}'\n", encoding="utf-8")
-    monkeypatch.setenv("DPONE_ENVIRONMENTS", str(environments))
+    _control_plane(tmp_path, artifacts, "local-dev", monkeypatch, deliveries="false")
     run = _executor("--plan-digest", digest, "--interval-start", FULL[0], "--interval-end",
                     FULL[1], "--environment", "local-dev", "--source-root", str(pod["source"]),
                     "--format", "json")
