@@ -27,6 +27,11 @@ class ReadThroughStore:
         self._written: set[str] = set()
         self._lock = threading.Lock()
 
+    @classmethod
+    def over(cls, base: ImmutableArtifactPort, scratch_dir: Path) -> ReadThroughStore:
+        """``base`` read through, what it lacks written to a local store at ``scratch_dir``."""
+        return cls(base, LocalArtifactStore(scratch_dir))
+
     def __repr__(self) -> str:
         return f"ReadThroughStore({self._base!r}, scratch={self._scratch!r})"
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import click
 
-from dpone.artifacts import LocalArtifactStore, ReadThroughStore, open_artifact_store
+from dpone.artifacts import ReadThroughStore, open_artifact_store
 from dpone.cli._environment import registry_defaults
 from dpone.cli._hints import command
 from dpone.cli._inputs import boundary_options, load_plan, sealed_boundary
@@ -57,12 +57,11 @@ def _stores(artifacts_url: str | None) -> Iterator[_Stores]:
                       "network", "Name a local directory (or leave --artifacts out: the "
                                  "boundary is sealed into a scratch directory).")
     with tempfile.TemporaryDirectory(prefix="dpone-preview-") as scratch:
-        store = LocalArtifactStore(Path(scratch) / "artifacts")
         if artifacts_url is None:
-            yield _Stores(store)
+            yield _Stores(open_artifact_store(str(Path(scratch) / "artifacts")))
             return
         named = open_artifact_store(artifacts_url)
-        overlay = ReadThroughStore(named, store)
+        overlay = ReadThroughStore.over(named, Path(scratch) / "artifacts")
         yield _Stores(overlay, named, overlay)
 
 
