@@ -157,8 +157,12 @@ def _objects(piece: Slice, mapping: PayloadMapping, codec: JsonCodec, lead: str,
 def escape_strings(values: Array, ascii_only: bool) -> Array:
     """String contents escaped as ``json.dumps`` escapes them, without the quotes."""
     python_rows = None
-    if buffer_contains(values, _CONTROL):
-        python_rows = pc.match_substring_regex(values, "[\\x00-\\x1f]")
+    # json.dumps escapes control characters, and with ensure_ascii also DEL (0x7f): ASCII, yet
+    # not printable.
+    control = (*_CONTROL, "\x7f") if ascii_only else _CONTROL
+    if buffer_contains(values, control):
+        pattern = "[\\x00-\\x1f\\x7f]" if ascii_only else "[\\x00-\\x1f]"
+        python_rows = pc.match_substring_regex(values, pattern)
     if ascii_only and not _buffer_is_ascii(values):
         non_ascii = pc.invert(pc.string_is_ascii(values))
         python_rows = non_ascii if python_rows is None else pc.or_(python_rows, non_ascii)
