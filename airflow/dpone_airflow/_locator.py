@@ -112,3 +112,15 @@ def resolve(environment: str, environments_dir: str | None = None) -> JournalLoc
         artifacts=_without_password("artifacts", _absolute(plane.artifacts)),
         lease_ttl_s=document.leases.ttl_s, lease_heartbeat_s=document.leases.heartbeat_s,
         operation_namespace=namespace_digest(document.identity()))
+
+
+def refuse_new_deliveries(environment: str, environments_dir: str | None = None) -> None:
+    """``runtime.feature_disabled`` when the environment file's kill switch
+    (``runtime.features.rest_bulk_delivery_v1``) is off: the operator's submit admits no new
+    delivery. A deferred task's continuation and its trigger never read it: admitted work goes
+    on."""
+    from dpone.compiler import load_environment  # noqa: PLC0415 - parse-time imports stay light
+    from dpone.compiler.kill_switch import KillSwitch  # noqa: PLC0415
+
+    path = environments_directory(environments_dir) / f"{environment}.yaml"
+    KillSwitch.of(load_environment(path, environment, str(path)), path).refuse_new_delivery()

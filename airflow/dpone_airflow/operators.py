@@ -4,7 +4,10 @@ durable receipt instead of holding a worker slot.
 ``execute`` binds the boundary from the run's data interval (``[start, end)`` as dates), reads
 the plan by its pinned digest from the environment's artifact store, seals the boundary and
 calls dpone's submit-or-resume (an admitted delivery resumes from its journal: nothing that
-may have reached the receiver is resent). ``DeliveryPending`` defers to
+may have reached the receiver is resent), unless the environment file's kill switch
+(``runtime.features.rest_bulk_delivery_v1``) is off: then it fails with ``runtime.feature_disabled``
+before anything is sealed or sent, while ``execute_complete`` and the trigger, which only carry
+admitted work on, never read the switch. ``DeliveryPending`` defers to
 :class:`~dpone_airflow.triggers.DeliveryReceiptTrigger` with the child's operation id and the
 non-secret journal locator and the W3C ``traceparent`` of the task's span only
 (:mod:`dpone_airflow._tracing`). ``execute_complete`` rereads the journal as the only
@@ -29,7 +32,12 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 from dpone_airflow import _tracing
 from dpone_airflow._compat import AirflowException, AirflowFailException, BaseOperator
 from dpone_airflow._lineage import LineageDataset, RunFacts, operator_lineage, plan_datasets
-from dpone_airflow._locator import JournalLocator, environments_directory, resolve
+from dpone_airflow._locator import (
+    JournalLocator,
+    environments_directory,
+    refuse_new_deliveries,
+    resolve,
+)
 from dpone_airflow._outcome import ERROR_CODE, PARENT_ID, Failure, blocked, error, parent_of
 
 if TYPE_CHECKING:
@@ -228,6 +236,7 @@ class DponeDeliveryOperator(DeliveryContinuation):
         started = time.monotonic()
         with _tracing.span("dpone.airflow.execute", plan_digest=self._facts().plan_digest):
             locator = self._locator()
+            self._guarded(lambda: refuse_new_deliveries(self.environment, self.environments_dir))
             start = self._date(context, "data_interval_start")
             end = self._date(context, "data_interval_end")
             root = Path(self._lineage_source_root())

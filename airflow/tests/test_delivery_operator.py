@@ -4,6 +4,7 @@ by its serialized classpath, runs it inline and resumes the task with its event.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -113,3 +114,50 @@ def test_an_unpinned_plan_fails_with_its_code(published: Published,
     assert run_dag(dag, 1).state == "failed"
     assert failures and failures[0].startswith("input.invalid_argument: plan_digest")
     assert published.ledger()["requests"] == {}
+
+
+def _switch_off(published: Published) -> None:
+    """Turn the environment's kill switch ``runtime.features.rest_bulk_delivery_v1`` off."""
+    path = Path(published.environments_dir) / f"{ENVIRONMENT}.yaml"
+    on = "runtime:\n  features: {rest_bulk_delivery_v1: true}\n"
+    text = path.read_text(encoding="utf-8")
+    assert text.count(on) == 1, "the example environment changed shape"
+    path.write_text(text.replace(on, on.replace("true", "false")), encoding="utf-8")
+
+
+def test_the_kill_switch_off_admits_no_new_delivery(
+        published: Published, run_dag: Callable[[Any, int], Any], failures: list[str]) -> None:
+    _switch_off(published)
+    dag = _dag(published, "dpone_switched_off", 6, "measurements_sync", retries=2)
+    dag_run = run_dag(dag, 6)
+    assert dag_run.state == "failed"
+    ti = _task(dag_run)
+    assert ti.state == "failed" and ti.try_number == 1  # exit class 2: not retried
+    (text,) = failures
+    assert text.startswith("runtime.feature_disabled: runtime.features.rest_bulk_delivery_v1 "
+                           f"is off in {published.environments_dir}/{ENVIRONMENT}.yaml")
+    assert published.ledger()["requests"] == {}
+    assert not published.journal.exists()  # nothing admitted: not even a journal
+
+
+def test_a_task_deferred_before_the_switch_went_off_completes(
+        published: Published, run_dag: Callable[[Any, int], Any],
+        monkeypatch: pytest.MonkeyPatch, continuations: list[str]) -> None:
+    """The switch goes off while the task is deferred on its receipt: the trigger keeps
+    observing and the resumed task verifies and promotes the admitted delivery."""
+    real = _runtime.observe_once
+
+    def observe_after_switching_off(locator: Any, operation_id: str) -> Any:
+        _switch_off(published)
+        monkeypatch.setattr(_runtime, "observe_once", real)
+        return real(locator, operation_id)
+
+    monkeypatch.setattr(_runtime, "observe_once", observe_after_switching_off)
+    dag_run = run_dag(_dag(published, "dpone_deferred_then_off", 1, "measurements_async"), 1)
+    assert dag_run.state == "success"
+    environment = Path(published.environments_dir) / f"{ENVIRONMENT}.yaml"
+    assert "{rest_bulk_delivery_v1: false}" in environment.read_text(encoding="utf-8")
+    assert len(continuations) == 1
+    result = _task(dag_run).xcom_pull(task_ids="deliver")
+    assert result["kind"] == "completed" and result["checkpoint_frontier"] == 1
+    assert published.posts() == 1

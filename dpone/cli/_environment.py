@@ -26,7 +26,7 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from dpone.cli._hints import Locator, Locators, redact
 from dpone.cli._inputs import (
@@ -38,7 +38,9 @@ from dpone.cli._inputs import (
 )
 from dpone.contracts import DponeError, Location
 from dpone.contracts.binding import LeasePolicy
-from dpone.contracts.certification import Runtime
+
+if TYPE_CHECKING:
+    from dpone.compiler.kill_switch import KillSwitch
 
 ENVIRONMENTS_VARIABLE: Final = "DPONE_ENVIRONMENTS"
 _FILE_NAME = re.compile(r"^[a-z][a-z0-9_]*(?:[.-][a-z0-9_]+)*$")
@@ -64,12 +66,8 @@ class ControlPlane:
     operation_namespace: str | None = None
     """The environment file's operation namespace: the journal refuses another namespace's
     operations (None without a file: the journal is scoped by environment id alone)."""
-    runtime: Runtime | None = None
-    """The environment file's runtime switches (None without a file)."""
-    runtime_declared: bool = False
-    """The file states a ``runtime`` block (a file older than the kill switch does not)."""
-    runtime_file: Path | None = None
-    """The environment file the runtime switches were read from."""
+    kill_switch: KillSwitch | None = None
+    """The environment file's switch of new deliveries (None without a file: not readable)."""
 
     @property
     def locators(self) -> Locators:
@@ -168,6 +166,7 @@ def resolve_control_plane(args: ControlPlaneArgs) -> ControlPlane:
         load_environment,
         namespace_digest,
     )
+    from dpone.compiler.kill_switch import KillSwitch  # noqa: PLC0415 - with the compiler
 
     environment = load_environment(file, name, str(file))
     plane = environment.control_plane
@@ -186,8 +185,7 @@ def resolve_control_plane(args: ControlPlaneArgs) -> ControlPlane:
         plans=Path(plan_store) if plan_store is not None else default_plans, file=file,
         registry=args.registry, supplied=frozenset(supplied), leases=environment.leases,
         operation_namespace=namespace_digest(environment.identity()),
-        runtime=environment.runtime, runtime_declared="runtime" in environment.model_fields_set,
-        runtime_file=file)
+        kill_switch=KillSwitch.of(environment, file))
 
 
 def run_control_plane(registry: Path, environment_ref: str, *, journal: str | None,
@@ -205,6 +203,7 @@ def run_control_plane(registry: Path, environment_ref: str, *, journal: str | No
                             artifacts=artifacts or default_artifacts,
                             plans=plans or default_plans)
     from dpone.compiler import load_environment  # noqa: PLC0415 - only when the file exists
+    from dpone.compiler.kill_switch import KillSwitch  # noqa: PLC0415 - with the compiler
 
     environment = load_environment(file, environment_ref, str(file))
     plane = environment.control_plane
@@ -226,8 +225,7 @@ def run_control_plane(registry: Path, environment_ref: str, *, journal: str | No
         plans=Path(pick("plans", None if plans is None else str(plans),
                         plane.plans if plane else None, str(default_plans))),
         file=file, registry=registry, supplied=frozenset(supplied), leases=environment.leases,
-        runtime=environment.runtime, runtime_declared="runtime" in environment.model_fields_set,
-        runtime_file=file)
+        kill_switch=KillSwitch.of(environment, file))
     if journal is None and artifacts is None and plans is None:
         return resolved
     # An option overrides the file: a printed command names every store itself (with
@@ -235,28 +233,11 @@ def run_control_plane(registry: Path, environment_ref: str, *, journal: str | No
     return replace(resolved, file=None, registry=None, supplied=frozenset())
 
 
-KILL_SWITCH = "runtime.features.rest_bulk_delivery_v1"
-KILL_SWITCH_NOTE = "docs/migrations/runtime-kill-switch.md"
-
-
 def refuse_new_deliveries_when_off(plane: ControlPlane) -> None:
     """``runtime.feature_disabled`` when the environment file turns the kill switch off (or,
     older than the switch, does not turn it on): no new delivery is admitted. Admitted work goes
     on with `dpone delivery resume`; observation, reconcile, checkpoints, retention and
-    inspection are not affected. A plan whose environment has no file runs as before."""
-    if plane.runtime is None or plane.runtime.features.rest_bulk_delivery_v1:
-        return
-    where = str(plane.runtime_file or f"environment {plane.environment}")
-    older = "" if plane.runtime_declared else (
-        f" (the file predates the switch, which is off unless a file turns it on: "
-        f"{KILL_SWITCH_NOTE})")
-    raise DponeError(
-        code="runtime.feature_disabled",
-        message=f"{KILL_SWITCH} is off in {where}: no new delivery is admitted{older}",
-        hint="Turn it on in the environment file (runtime: {features: "
-             "{rest_bulk_delivery_v1: true}}) to admit new deliveries. Admitted ones go on: "
-             "`dpone delivery list` finds them and `dpone delivery resume --operation-id ID "
-             "--apply` continues one.",
-        details={"environment": plane.environment, "switch": KILL_SWITCH,
-                 **({"file": str(plane.runtime_file)} if plane.runtime_file else {}),
-                 **({} if plane.runtime_declared else {"note": KILL_SWITCH_NOTE})})
+    inspection are not affected. A plan whose environment has no file runs as before (the
+    switch cannot be read: see :mod:`dpone.compiler.kill_switch`)."""
+    if plane.kill_switch is not None:
+        plane.kill_switch.refuse_new_delivery()

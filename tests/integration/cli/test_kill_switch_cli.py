@@ -69,30 +69,49 @@ def _posts(receiver: ReceiverThread) -> int:
                if line.startswith("POST "))
 
 
+def _requests(receiver: ReceiverThread) -> int:
+    return sum(receiver.state.ledger.snapshot()["requests"].values())
+
+
 def test_deliver_admits_nothing_new(admitted: Admitted) -> None:
-    dpone, before = admitted.dpone, _posts(admitted.receiver)
+    dpone, before = admitted.dpone, _requests(admitted.receiver)
     listed = dpone("delivery", "list", "--journal", dpone.journal_url, "--format", "json")
+    stored = sorted(dpone.state.rglob("*"))
 
     run = dpone.deliver("measurements_sync", ("2026-08-22", "2026-08-29"), "--format", "json")
 
     assert run.code == 2
     error = run.json()
     assert error["code"] == "runtime.feature_disabled"
-    assert "runtime.features.rest_bulk_delivery_v1 is off in" in error["message"]
-    assert error["details"]["file"].endswith("environments/local-dev.yaml")
+    file = dpone.registry / "environments" / "local-dev.yaml"
+    assert error["message"] == ("runtime.features.rest_bulk_delivery_v1 is off in "
+                                f"{file}: no new delivery is admitted")
+    assert error["details"] == {"environment": "local-dev", "file": str(file),
+                                "switch": "runtime.features.rest_bulk_delivery_v1"}
     assert "dpone delivery resume" in error["hint"]
-    assert _posts(admitted.receiver) == before
+    assert _requests(admitted.receiver) == before  # not one request of any kind
     after = dpone("delivery", "list", "--journal", dpone.journal_url, "--format", "json")
     assert len(after.json()["deliveries"]) == len(listed.json()["deliveries"])
+    assert sorted(dpone.state.rglob("*")) == stored  # nothing sealed, published or stored
 
 
-def test_inspect_list_and_metrics_read_on(admitted: Admitted) -> None:
+def test_inspect_reads_on(admitted: Admitted) -> None:
+    inspected = admitted.dpone.inspect(admitted.pending, "--format", "json")
+    assert inspected.code == 0, inspected.err
+    assert inspected.json()["parent_id"] == admitted.pending
+
+
+def test_list_reads_on(admitted: Admitted) -> None:
     dpone = admitted.dpone
-    assert dpone.inspect(admitted.pending, "--format", "json").code == 0
     listed = dpone("delivery", "list", "--journal", dpone.journal_url, "--format", "json")
-    assert listed.code == 0 and len(listed.json()["deliveries"]) == 2
+    assert listed.code == 0, listed.err
+    assert len(listed.json()["deliveries"]) == 2
+
+
+def test_metrics_show_reads_on(admitted: Admitted) -> None:
+    dpone = admitted.dpone
     shown = dpone("metrics", "show", "--journal", dpone.journal_url, "--format", "json")
-    assert shown.code == 0
+    assert shown.code == 0, shown.err
 
 
 def test_seal_still_seals(admitted: Admitted) -> None:
@@ -120,6 +139,7 @@ def test_reconcile_then_resume_finish_the_blocked_delivery(admitted: Admitted,
     resumed = dpone.resume(admitted.blocked, "--apply", "--actor", "ops", "--format", "json")
     assert resumed.code == 0, resumed.err
     assert resumed.json()["status"] == "completed"
+    assert resumed.json()["checkpoint_frontier"] == 1  # the checkpoint completes
 
 
 def test_resume_submits_the_admitted_children_that_were_not_sent(admitted: Admitted) -> None:
@@ -128,6 +148,7 @@ def test_resume_submits_the_admitted_children_that_were_not_sent(admitted: Admit
                            "--format", "json")
     assert resumed.code == 0, resumed.err
     assert resumed.json()["status"] == "completed"
+    assert resumed.json()["checkpoint_frontier"] == 2  # observed, verified and promoted
     assert _posts(admitted.receiver) == before + 1  # the second admitted child, sent now
 
 
@@ -141,6 +162,9 @@ def test_prune_keeps_retention_working(admitted: Admitted) -> None:
 def test_a_file_older_than_the_switch_names_its_migration_note(tmp_path: Path) -> None:
     dpone = Dpone(bind_registry(tmp_path, "http://127.0.0.1:9"), tmp_path / "state")
     _switch(dpone.registry, "")
+    checked = dpone("check", str(dpone.registry / "workloads" / "measurements_sync.yaml"),
+                    "--registry", str(dpone.registry))
+    assert checked.code == 0, checked.err  # the file still loads: only admission refuses
     run = dpone.deliver("measurements_sync", ("2026-08-01", "2026-08-08"), "--format", "json")
     assert run.code == 2
     error = run.json()

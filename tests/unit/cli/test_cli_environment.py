@@ -9,9 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from dpone.cli._environment import ENVIRONMENTS_VARIABLE, resolve_control_plane
+from dpone.cli._environment import (
+    ENVIRONMENTS_VARIABLE,
+    refuse_new_deliveries_when_off,
+    resolve_control_plane,
+    run_control_plane,
+)
 from dpone.cli._inputs import ControlPlaneArgs
-from dpone.contracts import DponeError
+from dpone.contracts import ERROR_CATALOG, DponeError, ExitClass
+from support.common import ROOT
 
 HEADER = ("schema: dpone.environment.v1\nid: {name}\ntier: production\n"
           "platform_instance_id: p\ntenant_id: t\nenvironment_id: {env_id}\n"
@@ -139,3 +145,59 @@ def test_an_environment_file_of_another_id_is_refused(tmp_path: Path) -> None:
     with pytest.raises(DponeError) as mismatch:
         resolve_control_plane(ControlPlaneArgs("prod"))
     assert mismatch.value.code == "registry.id_mismatch"
+
+
+SWITCH_ON = "runtime: {features: {rest_bulk_delivery_v1: true}}\n"
+SWITCH_OFF = "runtime: {features: {rest_bulk_delivery_v1: false}}\n"
+
+
+@pytest.mark.parametrize(("body", "on", "predates"), [
+    (SWITCH_ON, True, False), (SWITCH_OFF, False, False), ("", False, True),
+    ("runtime: {}\n", False, False)], ids=["on", "off", "no-runtime-block", "empty-runtime"])
+def test_the_file_carries_its_kill_switch(tmp_path: Path, body: str, on: bool,
+                                          predates: bool) -> None:
+    file = _write(tmp_path / "registry" / "environments", "prod", body=PLANE + body)
+    for plane in (resolve_control_plane(ControlPlaneArgs("prod", registry=tmp_path / "registry")),
+                  run_control_plane(tmp_path / "registry", "prod", journal=None, artifacts=None,
+                                    plans=None)):
+        assert plane.kill_switch is not None
+        assert (plane.kill_switch.file, plane.kill_switch.on, plane.kill_switch.predates) == (
+            file, on, predates)
+
+
+def test_an_option_that_overrides_the_file_keeps_its_switch(tmp_path: Path) -> None:
+    _write(tmp_path / "registry" / "environments", "prod", body=SWITCH_OFF)
+    plane = run_control_plane(tmp_path / "registry", "prod", journal="j.db", artifacts=None,
+                              plans=None)
+    assert plane.file is None  # a printed command names the stores itself
+    with pytest.raises(DponeError) as refused:
+        refuse_new_deliveries_when_off(plane)
+    assert refused.value.code == "runtime.feature_disabled"
+
+
+def test_without_a_file_the_switch_cannot_be_read_and_nothing_is_refused(
+        tmp_path: Path) -> None:
+    for plane in (resolve_control_plane(ControlPlaneArgs("staging", journal="j.db")),
+                  run_control_plane(tmp_path, "staging", journal=None, artifacts=None,
+                                    plans=None)):
+        assert plane.kill_switch is None
+        refuse_new_deliveries_when_off(plane)
+
+
+def test_the_refusal_names_the_file_the_switch_and_for_an_older_file_its_note(
+        tmp_path: Path) -> None:
+    _write(tmp_path / "environments", "prod")
+    older = Path("environments", "prod.yaml")  # as found: under the working directory
+    with pytest.raises(DponeError) as refused:
+        refuse_new_deliveries_when_off(resolve_control_plane(ControlPlaneArgs("prod")))
+    error = refused.value
+    assert ERROR_CATALOG[error.code].exit_class == ExitClass.INVALID
+    assert str(error.message) == (
+        f"runtime.features.rest_bulk_delivery_v1 is off in {older}: no new delivery is "
+        "admitted (the file predates the switch, which is off unless a file turns it on: "
+        "docs/migrations/runtime-kill-switch.md)")
+    assert error.details["note"] == "docs/migrations/runtime-kill-switch.md"
+    assert (ROOT / error.details["note"]).is_file()
+    assert error.hint is not None and "rest_bulk_delivery_v1: true" in error.hint
+    _write(tmp_path / "environments", "prod", body=SWITCH_ON)
+    refuse_new_deliveries_when_off(resolve_control_plane(ControlPlaneArgs("prod")))
