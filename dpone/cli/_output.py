@@ -54,6 +54,11 @@ def emit(document: _Document, fmt: str, text: Callable[[_Document], str]) -> Non
         click.echo(text(document))
 
 
+def invalid_argument(message: str, hint: str) -> DponeError:
+    """``input.invalid_argument``: options that cannot go together, or a value out of range."""
+    return DponeError(code="input.invalid_argument", message=message, hint=hint)
+
+
 def render_error(error: DponeError, fmt: str) -> None:
     if fmt == "json":
         emit_json(error.document())

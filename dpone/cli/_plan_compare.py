@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from dpone.contracts.documents import (
     ChangedField,
@@ -33,13 +32,6 @@ class Side:
         return PlanSide(digest=self.digest, source=self.source)
 
 
-def _value(plan: RestDeliveryPlan, dotted: str) -> Any:
-    value: Any = plan.model_dump(mode="json", by_alias=True)
-    for part in dotted.split("."):
-        value = value.get(part) if isinstance(value, dict) else None
-    return value
-
-
 def compare(old: Side | None, new: Side | None) -> PlanComparison:
     """The comparison of ``old`` and ``new`` (one may be None: an added or removed plan)."""
     either = new or old
@@ -58,9 +50,8 @@ def compare(old: Side | None, new: Side | None) -> PlanComparison:
                          changes=tuple(ChangedField(path=c.path, old=c.old, new=c.new)
                                        for c in changes))
         for consequence, changes in diff.by_consequence().items())
-    identities = tuple(IdentityChange(name=name_, meaning=IDENTITY_MEANING[name_],
-                                      old=_value(old.plan, name_), new=_value(new.plan, name_))
-                       for name_ in diff.identities)
+    identities = tuple(IdentityChange(name=c.path, meaning=IDENTITY_MEANING[c.path], old=c.old,
+                                      new=c.new) for c in diff.identity_changes)
     changed = diff.changed or old.digest != new.digest
     return PlanComparison(name=name, environment=environment,
                           status="changed" if changed else "unchanged", consequences=groups,

@@ -15,7 +15,7 @@ from dpone.artifacts import open_artifact_store
 from dpone.cli._hints import command, redact
 from dpone.cli._inputs import DEFAULT_ARTIFACTS, DEFAULT_PLANS
 from dpone.cli._lazy import LazyGroup
-from dpone.cli._output import FORMAT_OPTION, emit_json, run_guarded
+from dpone.cli._output import FORMAT_OPTION, emit_json, invalid_argument, run_guarded
 from dpone.cli._plan_render import comparison_text
 from dpone.cli.compile import (
     REGISTRY,
@@ -24,7 +24,6 @@ from dpone.cli.compile import (
     summary_text,
 )
 from dpone.compiler import CompiledPlan
-from dpone.contracts import DponeError
 from dpone.contracts.documents import PlanResult, PlanSet, PublishedPlan
 from dpone.plans import publish_plan, write_plan
 
@@ -66,14 +65,10 @@ def _publish(artifacts_url: str, compiled: CompiledPlan) -> PublishedPlan:
     return PublishedPlan(artifacts=redact(artifacts_url), key=ref.key)
 
 
-def _refuse(message: str, hint: str) -> DponeError:
-    return DponeError(code="input.invalid_argument", message=message, hint=hint)
-
-
 def _one(workload: Path, registry: Path, out: Path | None, publish: bool,
          artifacts_url: str | None, fmt: str) -> int:
     if artifacts_url is not None and not publish:
-        raise _refuse("--artifacts names where --publish publishes the plan",
+        raise invalid_argument("--artifacts names where --publish publishes the plan",
                       "Add --publish to publish the plan into that artifact store.")
     store = out or registry / DEFAULT_PLANS
     compiled = compile_checked(workload, registry, store)
@@ -135,7 +130,7 @@ def _all(registry: Path, workloads: Path | None, out: Path | None, check: Path |
     )
 
     if (out is None) == (check is None):
-        raise _refuse("--all needs one of --out DIR (write the goldens) or --check DIR",
+        raise invalid_argument("--all needs one of --out DIR (write the goldens) or --check DIR",
                       "Write them with `--out goldens/plans`, or fail on a stale one with "
                       "`--check goldens/plans`.")
     compiled = compile_all(registry, workload_files(workloads or registry / "workloads"))
@@ -190,14 +185,14 @@ def compile_command(workload: Path | None, registry: Path, out: Path | None, pub
     def body() -> int:
         if every:
             if workload is not None or publish:
-                raise _refuse("--all compiles every workload: name no WORKLOAD and no --publish",
+                raise invalid_argument("--all compiles every workload: name no WORKLOAD and no --publish",
                               "Drop WORKLOAD (or --all) from the command.")
             return _all(registry, workloads, out, check, fmt)
         if check is not None or workloads is not None:
-            raise _refuse("--check and --workloads go with --all",
+            raise invalid_argument("--check and --workloads go with --all",
                           "Add --all to compile every workload of the registry.")
         if workload is None:
-            raise _refuse("name the WORKLOAD to compile, or --all for every workload",
+            raise invalid_argument("name the WORKLOAD to compile, or --all for every workload",
                           "e.g. `dpone plan workloads/orders.yaml --registry .`")
         return _one(workload, registry, out, publish, artifacts_url, fmt)
 

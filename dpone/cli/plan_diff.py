@@ -17,7 +17,7 @@ import click
 
 from dpone.cli._environment import registry_defaults, run_control_plane
 from dpone.cli._inputs import DEFAULT_PLANS, PLAN_DIGEST_PREFIX, CalendarDate, stored_plan
-from dpone.cli._output import emit_json, run_guarded
+from dpone.cli._output import emit_json, invalid_argument, run_guarded
 from dpone.cli._plan_all import WORKLOAD_SUFFIXES, compile_all, workload_files
 from dpone.cli._plan_compare import Side, compare, diff_document
 from dpone.cli._plan_render import diff_markdown, diff_text
@@ -25,10 +25,6 @@ from dpone.compiler import compile_workload
 from dpone.contracts import DponeError
 from dpone.contracts.documents import PlanComparison
 from dpone.plans import read_plan_file
-
-
-def _refuse(message: str, hint: str) -> DponeError:
-    return DponeError(code="input.invalid_argument", message=message, hint=hint)
 
 
 def _side(argument: str, registry: Path | None, plans: Path) -> Side:
@@ -42,7 +38,7 @@ def _side(argument: str, registry: Path | None, plans: Path) -> Side:
                               "sha256:<hex> in the plan store (--plans).")
     if path.suffix in WORKLOAD_SUFFIXES:
         if registry is None:
-            raise _refuse(f"{argument} is a workload: compiling it needs --registry",
+            raise invalid_argument(f"{argument} is a workload: compiling it needs --registry",
                           "Add --registry DIR (the registry the workload compiles against).")
         compiled = compile_workload(path, registry, workload_display=argument,
                                     registry_display=str(registry))
@@ -55,7 +51,7 @@ def _inside(path: Path, registry: Path, what: str) -> Path:
     try:
         return path.resolve().relative_to(registry.resolve())
     except ValueError as error:
-        raise _refuse(f"{what} {path} is outside the registry {registry}",
+        raise invalid_argument(f"{what} {path} is outside the registry {registry}",
                       "--base exports the registry directory at the ref: keep workloads "
                       "under it.") from error
 
@@ -134,13 +130,13 @@ def diff(plans_given: tuple[str, ...], base: str | None, registry: Path | None,
 
     def body() -> int:
         if (interval_start is None) != (interval_end is None):
-            raise _refuse("an estimate needs both --interval-start and --interval-end",
+            raise invalid_argument("an estimate needs both --interval-start and --interval-end",
                           "Give both dates, or neither.")
         store = plans or (registry_defaults(registry)[2] if registry else DEFAULT_PLANS)
         with contextlib.ExitStack() as stack:
             if base is not None:
                 if registry is None:
-                    raise _refuse("--base compiles a registry: add --registry DIR",
+                    raise invalid_argument("--base compiles a registry: add --registry DIR",
                                   "e.g. `dpone plan diff --base origin/main --registry .`")
                 from dpone.cli._git_ref import registry_at  # noqa: PLC0415 - with --base
 
@@ -149,7 +145,7 @@ def diff(plans_given: tuple[str, ...], base: str | None, registry: Path | None,
                                workloads or registry / "workloads")
             else:
                 if len(plans_given) != 2:
-                    raise _refuse("name two plans: OLD NEW (or --base REF --registry DIR)",
+                    raise invalid_argument("name two plans: OLD NEW (or --base REF --registry DIR)",
                                   "e.g. `dpone plan diff goldens/plans/prod/orders.json "
                                   "workloads/orders.yaml --registry .`")
                 pairs = [(_side(plans_given[0], registry, store),

@@ -25,16 +25,11 @@ from dpone.artifacts import ReadThroughStore, open_artifact_store
 from dpone.cli._environment import registry_defaults
 from dpone.cli._hints import command
 from dpone.cli._inputs import boundary_options, load_plan, sealed_boundary
-from dpone.cli._output import emit_json, run_guarded
+from dpone.cli._output import emit_json, invalid_argument, run_guarded
 from dpone.cli._preview_formats import curl, har, text
-from dpone.contracts import DponeError
 from dpone.contracts.documents import Interval, RequestPreview
 from dpone.contracts.ports import ImmutableArtifactPort
 from dpone.contracts.sealed import SealedChild
-
-
-def _refuse(message: str, hint: str) -> DponeError:
-    return DponeError(code="input.invalid_argument", message=message, hint=hint)
 
 
 @dataclass(frozen=True)
@@ -53,7 +48,7 @@ def _stores(artifacts_url: str | None) -> Iterator[_Stores]:
     directory is removed when the preview ends."""
     if artifacts_url is not None and "://" in artifacts_url \
             and not artifacts_url.startswith("file://"):
-        raise _refuse(f"--artifacts {artifacts_url} is a remote store: a preview reads no "
+        raise invalid_argument(f"--artifacts {artifacts_url} is a remote store: a preview reads no "
                       "network", "Name a local directory (or leave --artifacts out: the "
                                  "boundary is sealed into a scratch directory).")
     with tempfile.TemporaryDirectory(prefix="dpone-preview-") as scratch:
@@ -70,7 +65,7 @@ def _chosen(children: tuple[SealedChild, ...], child: int | None) -> tuple[Seale
         return children
     chosen = tuple(c for c in children if c.descriptor.ordinal == child)
     if not chosen:
-        raise _refuse(f"--child {child}: the boundary has {len(children)} child(ren)",
+        raise invalid_argument(f"--child {child}: the boundary has {len(children)} child(ren)",
                       f"Name an ordinal from 1 to {len(children)}." if children
                       else "The boundary is empty: there is no request to preview.")
     return chosen

@@ -118,8 +118,13 @@ class Change:
 @dataclass(frozen=True, slots=True)
 class PlanDiff:
     changes: tuple[Change, ...]
-    identities: tuple[str, ...]
-    """The plan digests (:data:`DERIVED` paths) whose value changed."""
+    identity_changes: tuple[Change, ...]
+    """The plan digests (:data:`DERIVED` paths) whose value changed, with both values."""
+
+    @property
+    def identities(self) -> tuple[str, ...]:
+        """The paths of :attr:`identity_changes`."""
+        return tuple(change.path for change in self.identity_changes)
 
     @property
     def changed(self) -> bool:
@@ -158,7 +163,7 @@ def diff_plans(old: RestDeliveryPlan, new: RestDeliveryPlan) -> PlanDiff:
         if was == now:
             continue
         if path in DERIVED:
-            identities.append(path)
+            identities.append(Change(path, was, now, "identity"))
         else:
             changes.append(Change(path, was, now, consequence_of(path)))
     return PlanDiff(tuple(changes), tuple(identities))
