@@ -233,11 +233,22 @@ def run_control_plane(registry: Path, environment_ref: str, *, journal: str | No
     return replace(resolved, file=None, registry=None, supplied=frozenset())
 
 
-def refuse_new_deliveries_when_off(plane: ControlPlane) -> None:
+def refuse_new_deliveries_when_off(plane: ControlPlane, tier: str) -> None:
     """``runtime.feature_disabled`` when the environment file turns the kill switch off (or,
     older than the switch, does not turn it on): no new delivery is admitted. Admitted work goes
     on with `dpone delivery resume`; observation, reconcile, checkpoints, retention and
-    inspection are not affected. A plan whose environment has no file runs as before (the
-    switch cannot be read: see :mod:`dpone.compiler.kill_switch`)."""
+    inspection are not affected. Without the plan's environment file the switch cannot be read:
+    a plan of a ``production`` ``tier`` is refused then (fail closed), a development plan runs
+    as before (see :mod:`dpone.compiler.kill_switch`)."""
     if plane.kill_switch is not None:
         plane.kill_switch.refuse_new_delivery()
+        return
+    if tier == "production":
+        raise DponeError(
+            code="runtime.feature_disabled",
+            message=f"the kill switch of production environment {plane.environment!r} cannot be "
+            "read: no environment file is given for the run, so no new delivery is admitted",
+            hint=f"Run with the file: `--environment {plane.environment}` (dpone-executor run) "
+                 f"or `--registry` holding environments/{plane.environment}.yaml (dpone "
+                 "deliver); admitted work goes on with `dpone delivery resume`.",
+            details={"feature": "rest_bulk_delivery_v1", "environment": plane.environment})

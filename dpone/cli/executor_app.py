@@ -117,7 +117,7 @@ def run_pinned(*, plan_digest: str | None, interval_start: dt.date, interval_end
                          details={"plan_environment_id": compiled_for,
                                   "environment_id": control.environment_id})
     check_profile(plan)
-    refuse_new_deliveries_when_off(control)
+    refuse_new_deliveries_when_off(control, plan.environment.snapshot.tier)
     with located_source(plan, source_root) as root:
         return deliver_boundary(BoundaryRun(
             plan=plan, plan_digest=digest, canonical=canonical, journal_url=control.journal,

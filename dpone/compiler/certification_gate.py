@@ -14,7 +14,11 @@ A production environment whose file states no policy gets :data:`PRODUCTION_DEFA
 In such an environment the profile's mutation fence is trusted only as far as it was proven:
 its claim (``certified_environments``) authorizes a same-key replay only when a valid
 certification also PASSes the fence cases (key bound to the payload, key retention). In an
-environment without a policy the claims stand as written (development).
+environment without a policy the claims stand as written for a replay inside the run that sent
+the first attempt (development). Either way, the takeover of a lost run's submit replays the
+key only with such a certification (not past its ``valid_until``): the plan then carries the
+tested key retention (``fence.certified_retention_s``) the journal measures the first attempt's
+age against; without one a lost submit stays UNKNOWN.
 """
 
 from __future__ import annotations
@@ -117,9 +121,13 @@ def check_certification(subject: Subject, policy: CertificationPolicy | None, re
                         pdoc: LoadedDocument, edoc: LoadedDocument,
                         now: dt.datetime | None = None) -> FenceProof:
     """Refuse a profile the environment's policy does not accept; return how far the profile's
-    fence claim is proven here (without a policy the claim stands as written, unbounded)."""
+    fence claim is proven here (without a policy the claim stands as written, bounded only by a
+    valid certification that PASSes the fence cases)."""
+    moment = now or dt.datetime.now(dt.UTC)
     if policy is None:
-        return FenceProof(True)
+        found = [c for _, c in registry_certifications(registry) if _matches(c, subject)]
+        proof = _fence_proof([c for c in found if moment <= c.valid_until])
+        return FenceProof(True, proof.retention_s)
     profile = subject.profile
     if MATURITY_ORDER.index(profile.maturity) < MATURITY_ORDER.index(policy.minimum_maturity):
         raise located_error(
@@ -128,7 +136,6 @@ def check_certification(subject: Subject, policy: CertificationPolicy | None, re
             f"requires {policy.minimum_maturity} or more", pdoc, ("maturity",),
             hint=f"Certify the profile at the level its maturity needs and raise `maturity:`, "
                  f"or use a {policy.minimum_maturity} profile.")
-    moment = now or dt.datetime.now(dt.UTC)
     found = [c for _, c in registry_certifications(registry) if _matches(c, subject)]
     for level in policy.required_levels:
         passing = [c for c in found if _covers(c, level) and c.result == "PASS"]
@@ -159,8 +166,13 @@ def check_certification(subject: Subject, policy: CertificationPolicy | None, re
                        f"one{why}", edoc,
                        f"Run `{command}` against the receiver's sandbox and keep the artifact "
                        f"under {CERTIFICATIONS_DIR}/.", details)
-    proofs = [c for c in found if _fresh(c, policy, moment)
-              and all(c.verdict(case) == "PASS" for case in FENCE_CASES)]
+    return _fence_proof([c for c in found if _fresh(c, policy, moment)])
+
+
+def _fence_proof(valid: list[SinkCertification]) -> FenceProof:
+    """The fence claim as far as ``valid`` certifications PASS its cases, with the longest
+    key retention one of them tested."""
+    proofs = [c for c in valid if all(c.verdict(case) == "PASS" for case in FENCE_CASES)]
     retained = [c.measured("key_retention", RETENTION_MEASURE) for c in proofs]
     tested = [int(value) for value in retained if isinstance(value, int | float)]
     return FenceProof(bool(proofs), max(tested) if tested else 0 if proofs else None)

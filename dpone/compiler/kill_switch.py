@@ -11,7 +11,8 @@ resume` (including the admitted children not sent yet), reconcile, receipt obser
 checkpoints, retention and inspection.
 
 A run whose plan's environment has no file (a pinned plan run with explicit stores) cannot read
-the switch and is not refused: the file is where the platform team states it.
+the switch: a plan of a production environment is refused then (fail closed), a development plan
+runs (`dpone.cli._environment.refuse_new_deliveries_when_off`).
 """
 
 from __future__ import annotations

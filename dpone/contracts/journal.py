@@ -89,6 +89,10 @@ class ParentAdmission(StrictModel):
     """The plan's receiver fence is certified in this environment: same-key replay may follow."""
     max_submit_attempts: Annotated[int, Field(ge=1, le=100)] = 1
     """The profile's submit attempts; the journal refuses a replay beyond them."""
+    replay_retention_s: Annotated[int, Field(ge=0)] | None = None
+    """How long after a child's first attempt a certification proves the receiver keeps its key
+    (the plan's ``fence.certified_retention_s``): a lost submit taken over later than that, or
+    with None, stays UNKNOWN."""
     profile_ref: str | None = None
     """The plan's operation profile ``id@version``: a revocation of it refuses every new submit
     of the parent's children (None: checked against no profile revocation)."""
@@ -298,6 +302,10 @@ class AttemptPlan(StrictModel):
     attempt_id: str
     marker_key: str
     marker: dict[str, Any]
+    takeover_age_s: Annotated[float, Field(ge=0)] | None = None
+    """Set when planned as the takeover of a lost submit (``plan_attempt(takeover=True)``): the
+    age of the child's first attempt by the journal clock, within the admitted certified key
+    retention. ``enter_submitting`` then takes the takeover replay transition."""
 
 
 class SubmitLease(StrictModel):

@@ -222,7 +222,16 @@ class SupervisorJournal(JournalReads, Protocol):
         active-request slot, claimed on the lease just taken) as ``take_rate_turn`` would."""
         ...
 
-    def plan_attempt(self, operation_id: str, lease: Lease) -> AttemptPlan: ...
+    def plan_attempt(self, operation_id: str, lease: Lease, *,
+                     takeover: bool = False) -> AttemptPlan:
+        """The next attempt of ``operation_id`` under its held mutation ``lease``.
+
+        ``takeover=True`` plans the same-key replay of a submit a lost run left without an
+        outcome (another lease entered it): refused with ``REST_DELIVERY_UNSAFE_RETRY`` unless
+        the parent was admitted with a certified key retention that covers the age of the
+        child's first attempt by the journal clock, within the admitted attempts; the plan's
+        ``takeover_age_s`` is that age."""
+        ...
 
     def enter_submitting(self, attempt: AttemptPlan, marker_digest: str, lease: Lease,
                          expected_revision: int, *, fenced_replay: bool = False

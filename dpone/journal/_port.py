@@ -269,9 +269,10 @@ class JournalBase(ABC):
         return self._run(self._owned([operation_id], lambda tx: submit.begin_attempt(
             tx, operation_id, holder, ttl_seconds, rate)), "write")
 
-    def plan_attempt(self, operation_id: str, lease: Lease) -> AttemptPlan:
+    def plan_attempt(self, operation_id: str, lease: Lease, *,
+                     takeover: bool = False) -> AttemptPlan:
         return self._run(self._owned([operation_id], lambda tx: submit.plan_attempt(
-            tx, operation_id, lease)), "write")
+            tx, operation_id, lease, takeover=takeover)), "write")
 
     def enter_submitting(self, attempt: AttemptPlan, marker_digest: str, lease: Lease,
                          expected_revision: int, *, fenced_replay: bool = False) -> ChildOperation:

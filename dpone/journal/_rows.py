@@ -166,6 +166,7 @@ class ParentRow:
     checkpoint_frontier: int
     replay_fence_certified: bool
     max_submit_attempts: int
+    replay_retention_s: int | None = None
     payloads_expired_at: dt.datetime | None = None
 
     @classmethod
@@ -182,6 +183,8 @@ class ParentRow:
             checkpoint_frontier=int(row["checkpoint_frontier"]),
             replay_fence_certified=bool(row["replay_fence_certified"]),
             max_submit_attempts=int(row["max_submit_attempts"]),
+            replay_retention_s=(None if row.get("replay_retention_s") is None
+                                else int(row["replay_retention_s"])),
             payloads_expired_at=codec.optional_moment(row.get("payloads_expired_at")))
 
 
@@ -230,11 +233,14 @@ class AttemptRow:
     attempt_ordinal: int
     lease_holder: str
     lease_token: int
+    outcome: str | None = None
 
     @classmethod
     def decode(cls, row: Row) -> Self:
+        outcome = row.get("outcome")
         return cls(attempt_id=str(row["attempt_id"]), attempt_ordinal=int(row["attempt_ordinal"]),
-                   lease_holder=str(row["lease_holder"]), lease_token=int(row["lease_token"]))
+                   lease_holder=str(row["lease_holder"]), lease_token=int(row["lease_token"]),
+                   outcome=None if outcome is None else str(outcome))
 
 
 @dataclass(frozen=True, slots=True)

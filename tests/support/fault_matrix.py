@@ -24,6 +24,7 @@ import multiprocessing
 import multiprocessing.context
 import os
 import re
+import secrets
 import sys
 import threading
 import time
@@ -31,6 +32,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
+from urllib.parse import quote
+
+import psycopg
+from psycopg import sql
 
 from dpone import __version__
 from dpone.cli._inputs import close_quietly, open_existing_journal, stored_plan
@@ -214,6 +219,29 @@ def orphan_outcomes() -> frozenset[str]:
     reconciliation)."""
     return frozenset(listed.id for listed in load_state_contract().transitions.values()
                      if listed.trigger.evidence == "ORPHAN_MAY_ATTEMPT_MARKER_FOUND")
+
+
+class Journals:
+    """A fresh journal per cell: a SQLite file, or a new schema of the session's cluster."""
+
+    def __init__(self, postgres_dsn: str) -> None:
+        self.admin = postgres_dsn
+        self.schemas: list[str] = []
+
+    def url(self, dialect: str, root: Path) -> str:
+        if dialect == "sqlite":
+            return str(root / "journal" / "journal.sqlite3")
+        schema = "fm_" + secrets.token_hex(6)
+        with psycopg.connect(self.admin, autocommit=True) as admin:
+            admin.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+        self.schemas.append(schema)
+        separator = "&" if "?" in self.admin else "?"
+        return f"{self.admin}{separator}options={quote(f'-c search_path={schema},public')}"
+
+    def drop(self) -> None:
+        with psycopg.connect(self.admin, autocommit=True) as admin:
+            for schema in self.schemas:
+                admin.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
 
 
 @dataclass

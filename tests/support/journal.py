@@ -44,7 +44,8 @@ def admission(scopes: Sequence[tuple[int, int]], *, gen: Generation | None = Non
               kind: str = "partition_replace", domain: str = DOMAIN, salt: str = "",
               max_remote_jobs: int = 4, route: str = "route-a",
               namespace: str = NAMESPACE, replay_fence_certified: bool = True,
-              max_submit_attempts: int = 5) -> ParentAdmission:
+              max_submit_attempts: int = 5,
+              replay_retention_s: int | None = None) -> ParentAdmission:
     """A parent over day-offset scopes ``[(from, to), ...]``; ``salt`` changes every intent."""
     gen = gen or generation(max(to for _, to in scopes))
     children = []
@@ -69,7 +70,7 @@ def admission(scopes: Sequence[tuple[int, int]], *, gen: Generation | None = Non
         generation=gen, boundary_from=day(min(lo for lo, _ in scopes)),
         boundary_to=day(max(hi for _, hi in scopes)), max_remote_jobs=max_remote_jobs,
         children=tuple(children), replay_fence_certified=replay_fence_certified,
-        max_submit_attempts=max_submit_attempts)
+        max_submit_attempts=max_submit_attempts, replay_retention_s=replay_retention_s)
 
 
 def step(journal: DeliveryJournalPort, child: ChildOperation, transition_id: str, kind: str,

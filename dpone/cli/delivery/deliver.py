@@ -55,7 +55,7 @@ def deliver_command(target: str, registry: Path, interval_start: dt.datetime,
         check_profile(loaded.plan)
         plane = run_control_plane(registry, loaded.plan.environment.ref, journal=journal_url,
                                   artifacts=artifacts_url, plans=plans)
-        refuse_new_deliveries_when_off(plane)
+        refuse_new_deliveries_when_off(plane, loaded.plan.environment.snapshot.tier)
         persist_plan(plane.plans, loaded)
         announce_stores(plane)
         outcome = deliver_boundary(BoundaryRun(

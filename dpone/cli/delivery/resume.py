@@ -104,13 +104,18 @@ def _apply_text(child: ChildOperation, step: str, stopper: int | None,
         return "verify the recorded counters against the sealed row count"
     if step == "promote_checkpoint":
         return "promote the checkpoint frontier"
-    if step == "take_over_unknown":
+    if step in ("take_over_unknown", "take_over_replay"):
         lease = (held or {}).get(child.operation_id)
         until = (f" (held by {lease.holder} until "
                  f"{lease.expires_at.astimezone(dt.UTC):%Y-%m-%dT%H:%M:%SZ}, journal clock: "
                  "--apply waits for it)" if lease is not None else " (it has)")
-        return (f"record the effect UNKNOWN once the mutation lease has expired{until}; "
-                "nothing is resent")
+        if step == "take_over_unknown":
+            return (f"record the effect UNKNOWN once the mutation lease has expired{until}; "
+                    "nothing is resent")
+        return (f"once the mutation lease has expired{until}, replay attempt "
+                f"{child.attempt_ordinal + 1} with the same key under the certified fence when "
+                "the certified key retention covers the first attempt's age (journal clock); "
+                "else record the effect UNKNOWN, nothing resent")
     code = child.last_error_code or "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN"
     return f"stop with {code} (exit {ERROR_CATALOG[code].exit_code}); nothing is sent"
 

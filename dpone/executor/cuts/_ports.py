@@ -138,9 +138,10 @@ class CuttingJournal:
             self.marker_keys.add(begun.attempt.marker_key)
         return begun
 
-    def plan_attempt(self, operation_id: str, lease: Lease) -> AttemptPlan:
-        attempt = self._write("plan_attempt",
-                              lambda: self._journal.plan_attempt(operation_id, lease))
+    def plan_attempt(self, operation_id: str, lease: Lease, *,
+                     takeover: bool = False) -> AttemptPlan:
+        attempt = self._write("plan_attempt", lambda: self._journal.plan_attempt(
+            operation_id, lease, takeover=takeover))
         self.marker_keys.add(attempt.marker_key)
         return attempt
 

@@ -61,6 +61,15 @@ ACTIONS: Final[Mapping[str, tuple[OperatorAction, ...]]] = {
 and the runbook (docs/runbooks/delivery-outcomes.md, checked by tests) take it from."""
 
 
+def takeover_certified(plan: RestDeliveryPlan) -> bool:
+    """A lost run's submit may be replayed with the same key: the fence is certified here and a
+    certification PASSes key binding and key retention (how long it is kept is measured). The
+    journal still checks that retention against the first attempt's age."""
+    fence = plan.fence
+    return (fence.type != "none" and fence.certified_in_environment
+            and fence.certified_retention_s is not None)
+
+
 def submits_empty(plan: RestDeliveryPlan) -> bool:
     """An empty child of ``plan`` is submitted like any other: under ``empty_input: promote`` a
     ``partition_replace`` replaces its window with nothing, which deletes the receiver's rows
@@ -109,13 +118,16 @@ def resume_step(child: ChildOperation | ChildStanding,
     """What driving ``child`` does next, checked in the supervisor loop's own order.
 
     ``take_over_unknown``: an in-flight child whose mutation lease has expired is recorded as an
-    UNKNOWN effect under an observation lease and never resent; ``finalize_empty_input``: a
+    UNKNOWN effect under an observation lease and never resent (with ``plan``:
+    ``take_over_replay`` when the plan's certification covers a same-key replay, which the
+    journal still bounds by the first attempt's age); ``finalize_empty_input``: a
     sealed child without rows is finalized without a request by the profile's empty-input
     policy (with ``plan``: unless the plan :func:`submits_empty`); ``stop``: the child is blocked
     and the run stops with its code, sending nothing.
     """
     if child.state_name in IN_FLIGHT_STATES:
-        return "take_over_unknown"
+        return ("take_over_replay" if plan is not None and takeover_certified(plan)
+                else "take_over_unknown")
     if (child.state_name == S.SEALED and child.without_rows
             and not (plan is not None and submits_empty(plan))):
         return "finalize_empty_input"

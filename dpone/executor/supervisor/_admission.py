@@ -60,6 +60,7 @@ def parent_admission(plan: RestDeliveryPlan, topology: SealedTopology) -> Parent
         max_remote_jobs=plan.profile.snapshot.rate.max_active_remote_jobs,
         replay_fence_certified=fence_certified(plan),
         max_submit_attempts=plan.profile.snapshot.retry.submit.max_attempts,
+        replay_retention_s=plan.fence.certified_retention_s if fence_certified(plan) else None,
         profile_ref=plan.profile.ref,
         binding_ref=plan.binding.ref,
         identity_valid_until=_utc(plan.binding.snapshot.remote_identity.valid_until),

@@ -9,7 +9,9 @@ only through guarded journal transitions (:func:`child`):
   0 rows once the journal rechecked the overlap fence. An empty ``partition_replace`` under
   ``promote`` deletes the receiver's rows in its window, a real effect: it is submitted;
 * SEALED / RETRY_WAIT: submit (``_submit``) under the mutation lease;
-* SUBMITTING with an expired mutation lease (a lost run): UNKNOWN, never resent;
+* SUBMITTING with an expired mutation lease (a lost run): replayed with the same key when a
+  certification PASSes key binding and a key retention covering the first attempt's age
+  (``take_over``), else UNKNOWN, never resent;
 * ACCEPTED / WAITING (async): read-only ``poll_receipt`` (``_observe``); without ``wait`` the
   run returns :class:`DeliveryPending` once the receipt is durable and not yet due;
 * VERIFYING: the receiver's counters against the sealed row count;
@@ -53,7 +55,7 @@ from dpone.executor.supervisor._actions import (
 )
 from dpone.executor.supervisor._admission import parent_admission
 from dpone.executor.supervisor._context import Run, WaitObserver, Withheld, open_run, scalars
-from dpone.executor.supervisor._decide import UNKNOWN, family_of
+from dpone.executor.supervisor._decide import family_of
 from dpone.executor.supervisor._journal_writer import JournalWriter, StepObserver
 from dpone.executor.supervisor._observe import observe, verify
 from dpone.executor.supervisor._results import (
@@ -63,8 +65,7 @@ from dpone.executor.supervisor._results import (
     DeliveryPending,
     DeliveryResult,
 )
-from dpone.executor.supervisor._submit import PERMANENT_FENCE_REFUSALS, submit
-from dpone.executor.supervisor._takeover import lost_submit
+from dpone.executor.supervisor._submit import PERMANENT_FENCE_REFUSALS, submit, take_over
 from dpone.executor.supervisor._transitions import EMPTY_INPUT, FENCE_REFUSED
 from dpone.observability import tracing
 from dpone.observability.stages import stage
@@ -248,8 +249,12 @@ def child(run: Run, operation: ChildOperation, sealed: SealedChild, *,
             return finalized
         operation = finalized
     if operation.state_name in IN_FLIGHT_STATES:
-        return _take_over(run, operation)
-    if operation.state_name in SUBMITTABLE_STATES or reconciled_absent(operation):
+        with run.telemetry.child("submit", operation):
+            taken = take_over(run, operation, sealed)
+        if isinstance(taken, DeliveryBlocked | Withheld):
+            return taken
+        operation = taken
+    elif operation.state_name in SUBMITTABLE_STATES or reconciled_absent(operation):
         with run.telemetry.child("submit", operation):
             submitted = submit(run, operation, sealed)
         if isinstance(submitted, DeliveryBlocked | Withheld):
@@ -267,14 +272,6 @@ def child(run: Run, operation: ChildOperation, sealed: SealedChild, *,
     if operation.axes.checkpoint_state == "ELIGIBLE" or finished(operation):
         return operation
     return run.blocked(operation, operation.last_error_code or "REST_DELIVERY_REMOTE_EFFECT_UNKNOWN")
-
-
-def _take_over(run: Run, operation: ChildOperation) -> DeliveryBlocked:
-    """A child left in SUBMITTING by a lost worker: UNKNOWN under an observation lease (refused
-    while the submitting worker still holds its mutation lease: nothing to take over)."""
-    run.writer.probe(operation.operation_id, "mutation")
-    updated = lost_submit(run.writer, operation)
-    return run.blocked(updated, UNKNOWN)
 
 
 def finalize_empty(run: Run, operation: ChildOperation) -> ChildOperation | DeliveryBlocked:

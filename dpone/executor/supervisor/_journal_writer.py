@@ -210,8 +210,9 @@ class JournalWriter:
         with self.held(begun.lease):
             yield begun
 
-    def plan_attempt(self, operation_id: str, lease: Lease) -> AttemptPlan:
-        return self._journal.plan_attempt(operation_id, lease)
+    def plan_attempt(self, operation_id: str, lease: Lease, *,
+                     takeover: bool = False) -> AttemptPlan:
+        return self._journal.plan_attempt(operation_id, lease, takeover=takeover)
 
     def enter_submitting(self, attempt: AttemptPlan, marker_digest: str, lease: Lease,
                          revision: int, *, replay: bool) -> ChildOperation:

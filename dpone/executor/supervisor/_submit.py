@@ -9,6 +9,10 @@ the receiver replayed with the same key only under a certified fence with budget
 its effect UNKNOWN and nothing resent. A certified refusal before effect (401, 403) stops the
 run with ``credential.rejected``, the child in RETRY_WAIT, NONE_PROVEN, for the next run once
 the credential is fixed.
+
+A child a lost run left in flight (:func:`take_over`) is replayed with the same key only when a
+certification proves the receiver keeps its key long enough (the journal measures the first
+attempt's age against it); otherwise its effect is recorded UNKNOWN and nothing is resent.
 """
 
 from __future__ import annotations
@@ -20,9 +24,10 @@ from dpone.contracts import ERROR_CATALOG, DponeError, ExitClass, canonical_json
 from dpone.contracts.journal import AttemptPlan, ChildOperation, Lease
 from dpone.contracts.sealed import SealedChild
 from dpone.contracts.state import StateName
-from dpone.executor.supervisor._actions import reconciled_absent
+from dpone.executor.supervisor._actions import reconciled_absent, takeover_certified
 from dpone.executor.supervisor._context import Run, Withheld
 from dpone.executor.supervisor._decide import (
+    UNKNOWN,
     Exchange,
     Record,
     RetryLater,
@@ -33,6 +38,7 @@ from dpone.executor.supervisor._decide import (
 from dpone.executor.supervisor._rate import SubmitTurns
 from dpone.executor.supervisor._request import check_payload, outbound_request
 from dpone.executor.supervisor._results import DeliveryBlocked
+from dpone.executor.supervisor._takeover import lost_submit
 from dpone.executor.supervisor._transitions import (
     FENCE_REFUSED,
     NOT_STARTED_FINAL,
@@ -43,7 +49,7 @@ from dpone.executor.supervisor._transitions import (
 )
 from dpone.executor.transport import Failure, OutboundRequest, Response
 
-__all__ = ["PERMANENT_FENCE_REFUSALS", "classify", "submit"]
+__all__ = ["PERMANENT_FENCE_REFUSALS", "classify", "submit", "take_over"]
 
 ORPHAN_MARKER_STATES: Final = frozenset({StateName.SEALED, StateName.RETRY_WAIT})
 """Where an orphan marker at the next attempt's key is recorded (``*_orphan_marker_found``),
@@ -52,11 +58,57 @@ PERMANENT_FENCE_REFUSALS: Final = frozenset({"REST_DELIVERY_STALE_GENERATION",
                                             "REST_DELIVERY_APPEND_SCOPE_ALREADY_APPLIED"})
 
 
-def submit(run: Run, operation: ChildOperation,
-           sealed: SealedChild) -> ChildOperation | DeliveryBlocked | Withheld:
-    """Take a SEALED or RETRY_WAIT child through SUBMITTING to its recorded submit outcome:
-    each exchange's next move is decided by :func:`~._decide.submit_move` and carried out
-    here."""
+class _Declined(Exception):
+    """The journal refused to plan a takeover replay (before any marker): ``refusal`` says why."""
+
+    def __init__(self, refusal: DponeError) -> None:
+        super().__init__(refusal.message)
+        self.refusal = refusal
+
+
+def take_over(run: Run, operation: ChildOperation,
+              sealed: SealedChild) -> ChildOperation | DeliveryBlocked | Withheld:
+    """A child a lost run left in SUBMITTING (refused while its worker still holds the mutation
+    lease): replayed with the same key when a certification covers it and the journal plans the
+    takeover (the certified key retention covers the first attempt's age, within the submit
+    budget), else its effect UNKNOWN under an observation lease, nothing resent."""
+    run.writer.probe(operation.operation_id, "mutation")
+    if takeover_certified(run.plan):
+        try:
+            return submit(run, operation, sealed, takeover=True)
+        except _Declined as declined:
+            refusal = declined.refusal
+            extra = {key: value for key, value in refusal.details.items()
+                     if isinstance(value, str | int)}
+            return run.blocked(lost_submit(run.writer, operation), UNKNOWN,
+                               extra={"takeover_refused": refusal.message[:200], **extra})
+    return run.blocked(lost_submit(run.writer, operation), UNKNOWN)
+
+
+def _takeover_attempt(run: Run, operation: ChildOperation, lease: Lease) -> AttemptPlan:
+    """The journal's takeover replay of ``operation`` (nothing published yet); declined when
+    the journal refuses it or the first attempt's age spent the submit budget."""
+    try:
+        attempt = run.writer.plan_attempt(operation.operation_id, lease, takeover=True)
+    except DponeError as refusal:
+        if refusal.code != "REST_DELIVERY_UNSAFE_RETRY":
+            raise
+        raise _Declined(refusal) from refusal
+    budget = run.plan.profile.snapshot.retry.submit.budget_s
+    age = attempt.takeover_age_s or 0.0
+    if age > budget:
+        raise _Declined(DponeError(
+            code="REST_DELIVERY_UNSAFE_RETRY", operation_id=operation.operation_id,
+            message=f"the child's first attempt is {age:.0f} s old, beyond the profile's "
+            f"{budget} s submit budget", details={"first_attempt_age_s": round(age, 1)}))
+    return attempt
+
+
+def submit(run: Run, operation: ChildOperation, sealed: SealedChild, *,
+           takeover: bool = False) -> ChildOperation | DeliveryBlocked | Withheld:
+    """Take a SEALED or RETRY_WAIT child (``takeover``: a lost run's SUBMITTING child) through
+    SUBMITTING to its recorded submit outcome: each exchange's next move is decided by
+    :func:`~._decide.submit_move` and carried out here."""
     request = outbound_request(run.plan, sealed, run.artifacts,
                                check_payload(sealed, run.artifacts))
     started = run.clock.monotonic()
@@ -68,6 +120,11 @@ def submit(run: Run, operation: ChildOperation,
     with run.writer.begun(operation.operation_id, turns.request(operation.operation_id)) as begun:
         lease, planned = begun.lease, begun.attempt
         turns.begun(begun.turn)
+        if takeover:
+            planned = _takeover_attempt(run, operation, lease)
+            # The submit budget and the certified retention count from the first attempt.
+            started -= planned.takeover_age_s or 0.0
+            replay = True
         while True:
             attempt, planned = planned, None
             if attempt is None:

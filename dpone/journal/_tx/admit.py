@@ -112,6 +112,7 @@ def _parent_params(request: ParentAdmission, parent_id: str) -> dict[str, Any]:
         "max_remote_jobs": request.max_remote_jobs, "child_count": len(request.children),
         "replay_fence_certified": request.replay_fence_certified,
         "max_submit_attempts": request.max_submit_attempts,
+        "replay_retention_s": request.replay_retention_s,
     }
 
 

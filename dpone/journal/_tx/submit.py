@@ -15,7 +15,10 @@ attempt bound to the marker digest and CAS-es the child to SUBMITTING.
 A certified same-key fenced replay (``fenced_replay=True``) re-enters SUBMITTING from a
 SUBMITTING tuple through the same transaction: only the mutation lease that entered the latest
 attempt may replay; the previous attempt's outcome is recorded and its reservation released
-before the new slot is reserved, so a domain with one remote-job slot can replay.
+before the new slot is reserved, so a domain with one remote-job slot can replay. Another
+lease replays a submit a lost run left without an outcome only as a takeover
+(``plan_attempt(takeover=True)``, :mod:`dpone.journal._takeover`): within the certified key
+retention of the child's first attempt, by the journal clock.
 """
 
 from __future__ import annotations
@@ -39,7 +42,8 @@ from dpone.journal._lookup import fence_refusal, require_child
 from dpone.journal._marker import check_binding, marker_document, marker_key
 from dpone.journal._models import child_model
 from dpone.journal._rate import take_turn
-from dpone.journal._rows import ChildRow, EnvironmentRow, ParentRow
+from dpone.journal._rows import AttemptRow, ChildRow, EnvironmentRow, ParentRow
+from dpone.journal._takeover import takeover as checked_takeover
 from dpone.journal._unit import UnitOfWork
 
 SUBMIT_TRANSITIONS: Final[Mapping[str, Transition]] = {
@@ -57,17 +61,23 @@ REPLAY_TRANSITIONS: Final[Mapping[str, Transition]] = {
     StateName.SUBMITTING: Transition.SUBMITTING_FENCED_REPLAY,
     StateName.SUBMITTING_FENCED_REPLAY: Transition.REPLAY_AGAIN}
 """The same-key fenced replays ``enter_submitting(fenced_replay=True)`` takes, by source."""
+TAKEOVER_TRANSITIONS: Final[Mapping[str, Transition]] = {
+    StateName.SUBMITTING: Transition.SUBMITTING_TAKEOVER_FENCED_REPLAY,
+    StateName.SUBMITTING_FENCED_REPLAY: Transition.REPLAY_TAKEOVER_FENCED_REPLAY}
+"""The same-key replays of a lost run's submit, by source (an attempt planned as a takeover)."""
 
 
-def submittable(row: ChildRow, expected_revision: int, *,
-                fenced_replay: bool | None = None) -> Transition:
+def submittable(row: ChildRow, expected_revision: int, *, fenced_replay: bool | None = None,
+                takeover: bool = False) -> Transition:
     """The transition that takes ``row`` into SUBMITTING, or the refusal.
 
     ``fenced_replay`` False admits a first attempt or a due retry only, True a same-key fenced
-    replay from a SUBMITTING tuple only; None (attempt planning) admits either.
+    replay from a SUBMITTING tuple only; None (attempt planning) admits either. ``takeover``
+    admits only the replay of a lost run's submit.
     """
     state = row.state_name
-    first, replay = SUBMIT_TRANSITIONS.get(state), REPLAY_TRANSITIONS.get(state)
+    first = None if takeover else SUBMIT_TRANSITIONS.get(state)
+    replay = (TAKEOVER_TRANSITIONS if takeover else REPLAY_TRANSITIONS).get(state)
     if first is not None and fenced_replay is not True:
         return first
     if replay is not None and fenced_replay is not False:
@@ -121,19 +131,22 @@ def begin_attempt(tx: UnitOfWork, operation_id: str, holder: str, ttl_seconds: i
     return SubmitLease(lease=lease, attempt=attempt, turn=turn)
 
 
-def plan_attempt(tx: UnitOfWork, operation_id: str, lease: Lease) -> AttemptPlan:
+def plan_attempt(tx: UnitOfWork, operation_id: str, lease: Lease, *,
+                 takeover: bool = False) -> AttemptPlan:
     check_lease_identity(lease, operation_id, {"mutation"})
     live_lease(tx, lease)
-    return _planned(tx, require_child(tx, operation_id), lease, environment(tx))
+    return _planned(tx, require_child(tx, operation_id), lease, environment(tx),
+                    takeover=takeover)
 
 
-def _planned(tx: UnitOfWork, row: ChildRow, lease: Lease,
-             current: EnvironmentRow) -> AttemptPlan:
+def _planned(tx: UnitOfWork, row: ChildRow, lease: Lease, current: EnvironmentRow, *,
+             takeover: bool = False) -> AttemptPlan:
     """The next attempt of ``row`` under the live mutation ``lease`` in the ``current``
-    environment (read in this transaction)."""
+    environment (read in this transaction); ``takeover``: the replay of a lost run's submit."""
     operation_id = row.operation_id
-    submittable(row, row.revision)
-    check_submit_holder(tx, row, lease)  # a replay is planned only by the submitting lease
+    submittable(row, row.revision, takeover=takeover)
+    if not takeover:
+        check_submit_holder(tx, row, lease)  # a replay is planned only by the submitting lease
     if current.mutation_gate != "OPEN":
         # Refused before any MAY_ATTEMPT marker exists: a marker planned now would bind this
         # epoch, and the epoch changes when the gate reopens.
@@ -143,6 +156,7 @@ def _planned(tx: UnitOfWork, row: ChildRow, lease: Lease,
         raise denied
     epoch = current.journal_epoch
     ordinal = row.attempt_ordinal + 1
+    age = checked_takeover(tx, row, parent, lease, ordinal).age_s if takeover else None
     namespace = row.operation_namespace
     end, correction = row.generation
     marker = marker_document(
@@ -157,7 +171,8 @@ def _planned(tx: UnitOfWork, row: ChildRow, lease: Lease,
         created_at=row.updated_at)
     return AttemptPlan(operation_id=operation_id, attempt_ordinal=ordinal,
                        attempt_id=attempt_id(namespace, operation_id, ordinal),
-                       marker_key=marker_key(namespace, operation_id, ordinal), marker=marker)
+                       marker_key=marker_key(namespace, operation_id, ordinal), marker=marker,
+                       takeover_age_s=age)
 
 
 def _submit_facts(tx: UnitOfWork, contract: StateContract, row: ChildRow,
@@ -169,6 +184,11 @@ def _submit_facts(tx: UnitOfWork, contract: StateContract, row: ChildRow,
         # The caller asserts both facts: the plan's mutation fence is certified in this
         # environment and the replay budget remains.
         facts |= {Fact.CERTIFIED_REMOTE_FENCE, Fact.RETRY_BUDGET_REMAINING}
+    elif transition_id in TAKEOVER_TRANSITIONS.values():
+        # Proven here (``_takeover``): no outcome recorded, the certified retention covers the
+        # first attempt's age, the attempt is within the admitted budget.
+        facts |= {Fact.SUBMIT_OUTCOME_ABSENT, Fact.CERTIFIED_REMOTE_FENCE,
+                  Fact.RETRY_BUDGET_REMAINING}
     elif transition_id == Transition.RETRY_WAIT_DUE:
         facts.add(Fact.RETRY_BUDGET_REMAINING)
         due = row.next_check_after
@@ -209,14 +229,20 @@ def enter_submitting(tx: UnitOfWork, contract: StateContract, attempt: AttemptPl
         raise denied
     if tx.lock_domains([row.effect_conflict_domain]):
         row = require_child(tx, attempt.operation_id)
-    transition_id = submittable(row, expected_revision, fenced_replay=fenced_replay)
+    takeover = attempt.takeover_age_s is not None
+    transition_id = submittable(row, expected_revision, fenced_replay=fenced_replay,
+                                takeover=takeover)
     if fenced_replay:
         check_replay_authority(parent, attempt)
     if row.revision != expected_revision:
         raise DponeError(code="journal.revision_conflict", operation_id=row.operation_id,
                          message=f"expected revision {expected_revision}, the journal holds "
                          f"{row.revision}")
-    previous = check_submit_holder(tx, row, lease) if fenced_replay else None
+    previous: AttemptRow | None = None
+    if takeover:
+        previous = checked_takeover(tx, row, parent, lease, attempt.attempt_ordinal).previous
+    elif fenced_replay:
+        previous = check_submit_holder(tx, row, lease)
     marker_epoch = check_binding(row, attempt, digest, expected_revision)
     for label, granted in (("lease", lease_epoch), ("marker", marker_epoch)):
         if granted != epoch:
@@ -237,7 +263,8 @@ def enter_submitting(tx: UnitOfWork, contract: StateContract, attempt: AttemptPl
         # released before the new attempt reserves one.
         tx.run("record_attempt_outcome", operation_id=row.operation_id,
                attempt_ordinal=row.attempt_ordinal, outcome=transition_id)
-        tx.run("release_reservation", attempt_id=previous.attempt_id, reason="fenced_replay")
+        tx.run("release_reservation", attempt_id=previous.attempt_id,
+               reason="takeover_replay" if takeover else "fenced_replay")
     reserve(tx, row, attempt, parent.max_remote_jobs)
     tx.run("insert_attempt", attempt_id=attempt.attempt_id, operation_id=row.operation_id,
            attempt_ordinal=attempt.attempt_ordinal, marker_key=attempt.marker_key,

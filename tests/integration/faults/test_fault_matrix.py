@@ -19,19 +19,14 @@ point and completed after at most three operator commands.
 from __future__ import annotations
 
 import json
-import secrets
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Final
-from urllib.parse import quote
 
 import jsonschema
-import psycopg
 import pytest
-from psycopg import sql
 
 from dpone.contracts.documents import (
     FAULT_MATRIX_SCHEMA_ID,
@@ -46,6 +41,7 @@ from support.fault_matrix import (
     TWO_CHILDREN,
     Cell,
     CellSpec,
+    Journals,
     fault_rules,
     matrix_document,
     new_receiver,
@@ -72,29 +68,6 @@ MIN_CELLS: Final = 60
 KNOWN_DEFECTS: Final[dict[str, str]] = {}
 """Cells that expose a product defect not fixed yet: each must still end exactly so (stopped
 with ``artifact.conflict``, nothing applied twice), so a fix shows up here and the entry goes."""
-
-
-class Journals:
-    """A fresh journal per cell: a SQLite file, or a new schema of the session's cluster."""
-
-    def __init__(self, postgres_dsn: str) -> None:
-        self.admin = postgres_dsn
-        self.schemas: list[str] = []
-
-    def url(self, dialect: str, root: Path) -> str:
-        if dialect == "sqlite":
-            return str(root / "journal" / "journal.sqlite3")
-        schema = "fm_" + secrets.token_hex(6)
-        with psycopg.connect(self.admin, autocommit=True) as admin:
-            admin.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
-        self.schemas.append(schema)
-        separator = "&" if "?" in self.admin else "?"
-        return f"{self.admin}{separator}options={quote(f'-c search_path={schema},public')}"
-
-    def drop(self) -> None:
-        with psycopg.connect(self.admin, autocommit=True) as admin:
-            for schema in self.schemas:
-                admin.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
 
 
 def _point(passage: str) -> str:
@@ -129,13 +102,6 @@ def _fault_cuts(base: list[str], faulted: list[str]) -> list[str]:
     loop = _submit_loop(faulted)
     return [p for p in dict.fromkeys(loop) if p not in plain
             and (_point(p) in REQUEST_POINTS or _point(p).startswith("transition."))]
-
-
-@pytest.fixture
-def journals(postgres_dsn: str) -> Iterator[Journals]:
-    made = Journals(postgres_dsn)
-    yield made
-    made.drop()
 
 
 def test_process_cut_fault_matrix(tmp_path: Path, journals: Journals) -> None:

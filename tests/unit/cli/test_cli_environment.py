@@ -171,17 +171,24 @@ def test_an_option_that_overrides_the_file_keeps_its_switch(tmp_path: Path) -> N
                               plans=None)
     assert plane.file is None  # a printed command names the stores itself
     with pytest.raises(DponeError) as refused:
-        refuse_new_deliveries_when_off(plane)
+        refuse_new_deliveries_when_off(plane, "production")
     assert refused.value.code == "runtime.feature_disabled"
 
 
-def test_without_a_file_the_switch_cannot_be_read_and_nothing_is_refused(
+def test_without_a_file_a_development_plan_runs_and_a_production_plan_is_refused(
         tmp_path: Path) -> None:
     for plane in (resolve_control_plane(ControlPlaneArgs("staging", journal="j.db")),
                   run_control_plane(tmp_path, "staging", journal=None, artifacts=None,
                                     plans=None)):
         assert plane.kill_switch is None
-        refuse_new_deliveries_when_off(plane)
+        refuse_new_deliveries_when_off(plane, "development")
+        with pytest.raises(DponeError) as refused:
+            refuse_new_deliveries_when_off(plane, "production")
+        error = refused.value
+        assert (error.code, error.details["environment"]) == ("runtime.feature_disabled",
+                                                              "staging")
+        assert "cannot be read" in error.message
+        assert error.hint is not None and "--environment staging" in error.hint
 
 
 def test_the_refusal_names_the_file_the_switch_and_for_an_older_file_its_note(
@@ -189,7 +196,8 @@ def test_the_refusal_names_the_file_the_switch_and_for_an_older_file_its_note(
     _write(tmp_path / "environments", "prod")
     older = Path("environments", "prod.yaml")  # as found: under the working directory
     with pytest.raises(DponeError) as refused:
-        refuse_new_deliveries_when_off(resolve_control_plane(ControlPlaneArgs("prod")))
+        refuse_new_deliveries_when_off(resolve_control_plane(ControlPlaneArgs("prod")),
+                                       "development")
     error = refused.value
     assert ERROR_CATALOG[error.code].exit_class == ExitClass.INVALID
     assert str(error.message) == (
@@ -200,4 +208,4 @@ def test_the_refusal_names_the_file_the_switch_and_for_an_older_file_its_note(
     assert (ROOT / error.details["note"]).is_file()
     assert error.hint is not None and "rest_bulk_delivery_v1: true" in error.hint
     _write(tmp_path / "environments", "prod", body=SWITCH_ON)
-    refuse_new_deliveries_when_off(resolve_control_plane(ControlPlaneArgs("prod")))
+    refuse_new_deliveries_when_off(resolve_control_plane(ControlPlaneArgs("prod")), "production")

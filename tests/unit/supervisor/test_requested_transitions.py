@@ -42,7 +42,9 @@ def test_every_keyed_lookup_starts_from_the_transitions_source(transition: Trans
 
 
 # Taken by the journal's critical SUBMITTING transaction, not requested by the supervisor.
-ENTERED_BY_THE_JOURNAL = {Transition.SUBMITTING_FENCED_REPLAY, Transition.REPLAY_AGAIN}
+ENTERED_BY_THE_JOURNAL = {Transition.SUBMITTING_FENCED_REPLAY, Transition.REPLAY_AGAIN,
+                          Transition.SUBMITTING_TAKEOVER_FENCED_REPLAY,
+                          Transition.REPLAY_TAKEOVER_FENCED_REPLAY}
 # Listed by the contract for outcomes this supervisor does not distinguish (yet): a queued job
 # is observed as running, a job expiry as the receipt's, a synchronous rejection as not
 # recognized.

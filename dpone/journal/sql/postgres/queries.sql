@@ -94,13 +94,14 @@ INSERT INTO rest_delivery_parent (
     parent_id, operation_namespace, tenant_id, environment_id, logical_route_id, plan_digest,
     parent_plan_digest, frozen_parent_digest, profile_contract_digest, effect_conflict_domain,
     mutation_kind, generation_end, correction_revision, boundary, max_remote_jobs, child_count,
-    replay_fence_certified, max_submit_attempts)
+    replay_fence_certified, max_submit_attempts, replay_retention_s)
 VALUES (
     %(parent_id)s, %(operation_namespace)s, %(tenant_id)s, %(environment_id)s,
     %(logical_route_id)s, %(plan_digest)s, %(parent_plan_digest)s, %(frozen_parent_digest)s,
     %(profile_contract_digest)s, %(effect_conflict_domain)s, %(mutation_kind)s,
     %(generation_end)s, %(correction_revision)s, daterange(%(boundary_from)s, %(boundary_to)s, '[)'),
-    %(max_remote_jobs)s, %(child_count)s, %(replay_fence_certified)s, %(max_submit_attempts)s);
+    %(max_remote_jobs)s, %(child_count)s, %(replay_fence_certified)s, %(max_submit_attempts)s,
+    %(replay_retention_s)s);
 
 -- name: advance_frontier
 UPDATE rest_delivery_parent SET checkpoint_frontier = %(frontier)s
@@ -249,6 +250,12 @@ VALUES (%(attempt_id)s, %(operation_id)s, %(environment_id)s, %(attempt_ordinal)
 SELECT * FROM rest_delivery_attempt
  WHERE operation_id = %(operation_id)s AND environment_id = %(environment_id)s
  ORDER BY attempt_ordinal DESC LIMIT 1;
+
+-- name: first_attempt
+-- The child's earliest attempt: when its delivery key was first sent.
+SELECT * FROM rest_delivery_attempt
+ WHERE operation_id = %(operation_id)s AND environment_id = %(environment_id)s
+ ORDER BY attempt_ordinal LIMIT 1;
 
 -- name: record_attempt_outcome
 UPDATE rest_delivery_attempt SET outcome = %(outcome)s, outcome_at = clock_timestamp()

@@ -71,13 +71,14 @@ INSERT INTO rest_delivery_parent (
     parent_id, operation_namespace, tenant_id, environment_id, logical_route_id, plan_digest,
     parent_plan_digest, frozen_parent_digest, profile_contract_digest, effect_conflict_domain,
     mutation_kind, generation_end, correction_revision, boundary_from, boundary_to,
-    max_remote_jobs, child_count, replay_fence_certified, max_submit_attempts)
+    max_remote_jobs, child_count, replay_fence_certified, max_submit_attempts,
+    replay_retention_s)
 VALUES (
     :parent_id, :operation_namespace, :tenant_id, :environment_id, :logical_route_id,
     :plan_digest, :parent_plan_digest, :frozen_parent_digest, :profile_contract_digest,
     :effect_conflict_domain, :mutation_kind, :generation_end, :correction_revision,
     :boundary_from, :boundary_to, :max_remote_jobs, :child_count, :replay_fence_certified,
-    :max_submit_attempts);
+    :max_submit_attempts, :replay_retention_s);
 
 -- name: advance_frontier
 UPDATE rest_delivery_parent SET checkpoint_frontier = :frontier
@@ -195,6 +196,12 @@ VALUES (:attempt_id, :operation_id, :environment_id, :attempt_ordinal, :marker_k
 SELECT * FROM rest_delivery_attempt
  WHERE operation_id = :operation_id AND environment_id = :environment_id
  ORDER BY attempt_ordinal DESC LIMIT 1;
+
+-- name: first_attempt
+-- The child's earliest attempt: when its delivery key was first sent.
+SELECT * FROM rest_delivery_attempt
+ WHERE operation_id = :operation_id AND environment_id = :environment_id
+ ORDER BY attempt_ordinal LIMIT 1;
 
 -- name: record_attempt_outcome
 UPDATE rest_delivery_attempt
