@@ -23,6 +23,19 @@ SCHEMA_INVALID = "contract.schema_invalid"
 RETRYABLE_EXIT = 3
 """Exit class 3 (unavailable, fixable environment): an Airflow retry may succeed. Every other
 class (invalid input, effect uncertain, terminal) fails the task without retries."""
+JOB_ID = "JOB_ID"
+EVIDENCE_FILE = "FILE"
+
+
+def may_retry(code: str) -> bool:
+    """The one retry rule of both operators (in-process and pod), for a blocked delivery, a
+    stopped one and an error alike: Airflow may retry a stable code of exit class 3 (unavailable:
+    a credential, a store, a receiver to be fixed or to come back; ``credential.rejected`` too,
+    its child waiting NONE_PROVEN for the fixed credential). An unknown code is never retried."""
+    from dpone.contracts import ERROR_CATALOG  # noqa: PLC0415
+
+    spec = ERROR_CATALOG.get(code)
+    return spec is not None and spec.exit_code == RETRYABLE_EXIT
 
 
 def parent_of(operation_id: str) -> str:
@@ -36,12 +49,23 @@ def _dpone(*words: str) -> str:
 
 
 def commands(parent_id: str, child_id: str | None, actions: tuple[str, ...],
-             environment: str) -> list[str]:
-    """The operator's next commands for ``actions``, every one scoped by ``--environment``."""
+             environment: str, receipt_id: str | None = None) -> list[str]:
+    """The operator's next commands for ``actions``, every one scoped by ``--environment`` and
+    runnable as printed once a placeholder is filled: a reconciliation names its proof (the
+    job ``receipt_id`` when known, else ``--receipt-id JOB_ID`` for an asynchronous job or
+    ``--evidence FILE`` for an attested ``dpone.operator_evidence.v1`` document)."""
     where = ("--environment", environment)
     lines = [_dpone("delivery", "inspect", "--operation-id", parent_id, *where)]
     if "reconcile_delivery_key" in actions and child_id is not None:
-        lines.append(_dpone("delivery", "reconcile", "--operation-id", child_id, *where))
+        reconcile = ("delivery", "reconcile", "--operation-id", child_id, *where)
+        if receipt_id is not None:
+            lines.append(_dpone(*reconcile, "--receipt-id", receipt_id, "--apply"))
+        else:
+            lines += [_dpone(*reconcile, "--receipt-id", JOB_ID, "--apply"),
+                      f"    ({JOB_ID}: the job found in the receiver's console under the "
+                      "child's key), or",
+                      _dpone(*reconcile, "--evidence", EVIDENCE_FILE, "--apply"),
+                      f"    ({EVIDENCE_FILE}: a dpone.operator_evidence.v1 document you attest)"]
     if "resume_delivery" in actions or "fix_credential" in actions:
         lines.append(_dpone("delivery", "resume", "--operation-id", parent_id, *where, "--apply"))
     return lines
@@ -57,8 +81,18 @@ class Failure:
     code: str
 
 
+def _receipt_id(evidence: Mapping[str, Any]) -> str | None:
+    """The job a blocked child's evidence names (its receipt, or a duplicate answer's job)."""
+    for name in ("duplicate_job_id", "id", "job_id"):
+        value = evidence.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
 def blocked(result: DeliveryBlocked, environment: str) -> Failure:
-    """A blocked delivery: its code, certainty, allowed actions and commands; never retried."""
+    """A blocked delivery: its code, certainty, allowed actions and commands; retried only by
+    :func:`may_retry`."""
     from dpone.contracts import ERROR_CATALOG  # noqa: PLC0415
 
     spec = ERROR_CATALOG[result.code]
@@ -68,8 +102,9 @@ def blocked(result: DeliveryBlocked, environment: str) -> Failure:
              f"operator action: {spec.operator_action}",
              f"allowed actions: {', '.join(result.allowed_actions) or 'none'}",
              "next:", *(f"  {line}" for line in commands(
-                 result.parent_id, result.operation_id, result.allowed_actions, environment))]
-    return Failure("\n".join(lines), retryable=False, code=result.code)
+                 result.parent_id, result.operation_id, result.allowed_actions, environment,
+                 _receipt_id(result.evidence)))]
+    return Failure("\n".join(lines), retryable=may_retry(result.code), code=result.code)
 
 
 def error(failure: DponeError, environment: str) -> Failure:
@@ -79,8 +114,36 @@ def error(failure: DponeError, environment: str) -> Failure:
         parent = parent_of(failure.operation_id)
         child = failure.operation_id if parent != failure.operation_id else None
         lines += ["next:", *(f"  {line}" for line in commands(parent, child, (), environment))]
-    return Failure("\n".join(lines), retryable=failure.exit_code == RETRYABLE_EXIT,
-                   code=failure.code)
+    return Failure("\n".join(lines), retryable=may_retry(failure.code), code=failure.code)
+
+
+TRIGGERER_SETUP_CODES = frozenset({"credential.unavailable", "credential.rejected"})
+"""A trigger's stop that the triggerer's own setup causes (the receipt GET carries the binding's
+credential): it repeats on every deferral, whatever the worker can do."""
+
+
+def trigger_stopped(code: str, operation_id: str, environment: str) -> Failure | None:
+    """The failure of a task whose receipt trigger stopped with ``code``, one of
+    :data:`TRIGGERER_SETUP_CODES` (``credential.unavailable``: the triggerer lacks the binding's
+    credential), else None (a race such as ``journal.revision_conflict``, a step timeout, an
+    unexpected exception: the task rereads the journal). It is never retried: another deferral
+    reaches the same triggerer and stops again at once, so re-deferring would loop. The delivery
+    stays admitted; nothing was lost or resent."""
+    from dpone.contracts import ERROR_CATALOG  # noqa: PLC0415
+
+    spec = ERROR_CATALOG.get(code)
+    if spec is None or code not in TRIGGERER_SETUP_CODES:
+        return None
+    parent = parent_of(operation_id)
+    lines = [f"{code}: the receipt trigger of {operation_id} stopped in the triggerer (exit "
+             f"class {spec.exit_code}); the task is not deferred again",
+             f"hint: {spec.operator_action.rstrip('.')}. The triggerer polls with what the worker sends: the "
+             "binding's credential (its DPONE_CONN_<REF>_* variable or file) and the journal's "
+             "locator. The delivery waits in the "
+             "journal: nothing was lost or resent.",
+             "next:", *(f"  {line}" for line in commands(parent, None, ("resume_delivery",),
+                                                         environment))]
+    return Failure("\n".join(lines), retryable=False, code=code)
 
 
 def _text(section: Mapping[str, Any], name: str) -> str:
@@ -111,16 +174,16 @@ def from_document(document: Mapping[str, Any], environment: str) -> Failure:
                           f"allowed actions: {', '.join(actions) or 'none'}"]
             else:
                 lines.append(f"hint: {_text(section, 'hint')}")
+            evidence = section.get("evidence")
+            receipt = _receipt_id(evidence) if isinstance(evidence, Mapping) else None
             lines += ["next:", *(f"  {line}" for line in commands(parent, child, actions,
-                                                                  environment))]
-            return Failure("\n".join(lines),
-                           retryable=section.get("exit_code") == RETRYABLE_EXIT,
-                           code=_text(section, "code") or SCHEMA_INVALID)
+                                                                  environment, receipt))]
+            code = _text(section, "code") or SCHEMA_INVALID
+            return Failure("\n".join(lines), retryable=may_retry(code), code=code)
     code = _text(document, "code")
     if code and "status" not in document:
         lines = [f"{code}: {_text(document, 'message')}", f"hint: {_text(document, 'hint')}"]
-        return Failure("\n".join(lines), retryable=document.get("exit_code") == RETRYABLE_EXIT,
-                       code=code)
+        return Failure("\n".join(lines), retryable=may_retry(code), code=code)
     shown = _text(document, "status") or type(document).__name__
     return Failure(f"{SCHEMA_INVALID}: the executor pod wrote no dpone result document "
                    f"this provider reads (status {shown!r})", retryable=False, code=SCHEMA_INVALID)

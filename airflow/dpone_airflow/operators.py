@@ -38,7 +38,15 @@ from dpone_airflow._locator import (
     refuse_new_deliveries,
     resolve,
 )
-from dpone_airflow._outcome import ERROR_CODE, PARENT_ID, Failure, blocked, error, parent_of
+from dpone_airflow._outcome import (
+    ERROR_CODE,
+    PARENT_ID,
+    Failure,
+    blocked,
+    error,
+    parent_of,
+    trigger_stopped,
+)
 
 if TYPE_CHECKING:
     from dpone_airflow._lineage import Lineage
@@ -128,9 +136,14 @@ class DeliveryContinuation(BaseOperator):  # type: ignore[misc,unused-ignore]
             if not event or not isinstance(event.get("operation_id"), str):
                 raise self._failure(Failure(f"{_INVALID}: the receipt trigger's event names no "
                                             "operation id", retryable=False, code=_INVALID))
-            if event.get("error"):
+            stopped = event.get("error")
+            if isinstance(stopped, str) and stopped:
+                failure = trigger_stopped(stopped, event["operation_id"], self.environment)
+                if failure is not None:
+                    self._note(operation_id=parent_of(event["operation_id"]))
+                    raise self._failure(failure)
                 self.log.warning("receipt trigger of %s stopped with %s; rereading the journal",
-                                 event["operation_id"], event["error"])
+                                 event["operation_id"], stopped)
             parent_id = parent_of(event["operation_id"])
             self._note(operation_id=parent_id)
             locator = self._locator()

@@ -112,6 +112,7 @@ def publish(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
 
 _DAG_FILE = """\
+import datetime
 import datetime as dt
 
 from airflow import DAG

@@ -57,6 +57,13 @@ def test_async_job_defers_on_its_receipt_and_completes(
     assert published.posts() == 1
     result = ti.xcom_pull(task_ids="deliver")
     assert result["kind"] == "completed" and result["checkpoint_frontier"] == 1
+    # The XCom is the journal's final word: the child promoted, with the delivery's totals.
+    (child,) = result["children"]
+    assert child["state_name"] == "final_succeeded_full_promoted"
+    assert (result["children_total"], result["boundary_from"], result["boundary_to"]) == (
+        1, "2026-08-01", "2026-08-02")
+    assert result["rows_total"] > 0
+    assert result["plan_digest"] == published.digests["measurements_async"]
     assert TOKEN not in repr(result)
 
 

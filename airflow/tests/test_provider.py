@@ -42,3 +42,35 @@ def test_the_operator_derives_from_the_task_sdk_base_where_airflow_has_one() -> 
         from airflow.models import BaseOperator as expected  # noqa: PLC0415
     assert BaseOperator is expected
     assert issubclass(DponeDeliveryOperator, expected)
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "airflow.md"
+
+
+@pytest.mark.smoke
+def test_the_install_bounds_the_docs_state_hold_in_the_tested_airflow() -> None:
+    """A plain install of Airflow 3 resolves a fastapi and an svcs with which every task fails:
+    the install section (docs/airflow.md) states the bounds, and the Airflow this suite runs
+    satisfies the ones stated for its minor (Airflow 2 needs none)."""
+    import re  # noqa: PLC0415
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+    from packaging.requirements import Requirement  # noqa: PLC0415
+
+    airflow = version("apache-airflow")
+    lines = [line for line in DOCS.read_text(encoding="utf-8").splitlines()
+             if line.startswith("$ pip install \"apache-airflow==")]
+    stated = {re.search(r'"apache-airflow==(\d+\.\d+)', line).group(1):  # type: ignore[union-attr]
+              [Requirement(r) for r in re.findall(r'"([a-z-]+<[0-9.]+)"', line)] for line in lines}
+    assert set(stated) == {"3.2", "3.0"}, stated
+    minor = ".".join(airflow.split(".")[:2])
+    if minor.startswith("2."):
+        return
+    bounds = stated["3.0" if minor == "3.0" else "3.2"]
+    assert bounds, f"no bound stated for Airflow {minor}"
+    for bound in bounds:
+        try:
+            installed = version(bound.name)
+        except PackageNotFoundError:
+            continue
+        assert bound.specifier.contains(installed), (bound, installed)

@@ -40,6 +40,7 @@ from typing import Final
 from dpone.contracts import DponeError
 from dpone.contracts.binding import LeasePolicy
 from dpone.contracts.journal import ChildOperation, ParentOperation, SupervisorJournal
+from dpone.contracts.design import load_state_contract
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import Clock, ImmutableArtifactPort, RestTransportPort
 from dpone.contracts.sealed import SealedChild, SealedTopology
@@ -297,6 +298,16 @@ def finalize_empty(run: Run, operation: ChildOperation) -> ChildOperation | Deli
             return run.blocked(refused, refusal.code)
 
 
+def _promoted(state_name: str, within_frontier: bool) -> str:
+    """Where the frontier's promotion moved a child that stood in ``state_name`` (the promotion
+    transition's target), as the journal now holds it; its state as it is otherwise."""
+    if not within_frontier:
+        return state_name
+    promotions = [listed.target for listed in load_state_contract().outgoing(state_name)
+                  if listed.lease == "checkpoint"]
+    return promotions[0] if len(promotions) == 1 else state_name
+
+
 def _result(parent: ParentOperation, children: Sequence[ChildOperation], frontier: Frontier,
             outcomes: _Driver) -> DeliveryResult:
     if any(isinstance(stop, BaseException) for stop in outcomes.stops.values()):
@@ -323,8 +334,11 @@ def _result(parent: ParentOperation, children: Sequence[ChildOperation], frontie
                                  f"{frontier.at} of {children[-1].ordinal}")
     receipts = tuple(
         ChildReceipt(operation_id=done.operation_id, ordinal=done.ordinal,
-                     state_name=done.state_name, attempt_ordinal=done.attempt_ordinal,
-                     receipt=scalars(done.receipt or {}))
+                     state_name=_promoted(done.state_name, done.ordinal <= frontier.at),
+                     attempt_ordinal=done.attempt_ordinal, receipt=scalars(done.receipt or {}))
         for done in (outcomes.done[child.ordinal] for child in children))
     return DeliveryCompleted(parent_id=parent.parent_id, checkpoint_frontier=frontier.at,
-                             children=receipts)
+                             children=receipts, children_total=len(children),
+                             rows_total=sum(child.row_count for child in children),
+                             boundary_from=parent.boundary_from, boundary_to=parent.boundary_to,
+                             plan_digest=parent.plan_digest)

@@ -29,6 +29,13 @@ class DeliveryCompleted(StrictModel):
     parent_id: str
     checkpoint_frontier: int
     children: tuple[ChildReceipt, ...]
+    """Each child as the journal holds it once the frontier is promoted."""
+    children_total: int | None = None
+    rows_total: int | None = None
+    """The sealed rows of every child."""
+    boundary_from: dt.date | None = None
+    boundary_to: dt.date | None = None
+    plan_digest: str | None = None
 
 
 class DeliveryBlocked(StrictModel):

@@ -1,0 +1,145 @@
+"""How a dpone task fails on a real Airflow: one retry rule for both operators, a triggerer
+without the credential, and commands that run as printed."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from conftest import ENVIRONMENT, TOKEN_ENV, Published, dag_file
+from dpone_airflow import _runtime, operators
+from dpone_airflow._compat import AirflowException, AirflowFailException
+from dpone_airflow._outcome import blocked, from_document, may_retry
+from dpone_airflow.pod_operator import DponeDeliveryPodOperator
+
+from dpone.contracts import RemoteEffect
+from dpone.executor.supervisor import DeliveryBlocked
+
+PARENT = "op_v1_" + "e" * 64
+CHILD = PARENT + "_0001"
+
+
+@pytest.fixture
+def failures(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every failure a task raised (Airflow 3's in-process runner gives a failure callback no
+    exception to read)."""
+    raised: list[Any] = []
+    real = operators._exception
+
+    def spy(failure: Any) -> Exception:
+        raised.append(failure)
+        return real(failure)
+
+    monkeypatch.setattr(operators, "_exception", spy)
+    return raised
+
+
+def _blocked(code: str) -> Any:
+    return DeliveryBlocked(code=code, parent_id=PARENT, operation_id=CHILD,
+                           remote_effect=RemoteEffect.NONE_PROVEN, evidence={"id": "job-7"},
+                           allowed_actions=("fix_credential", "resume_delivery"),
+                           checkpoint_frontier=0)
+
+
+def _document(code: str, exit_code: int) -> dict[str, Any]:
+    return {"schema": "dpone.delivery_result.v1", "status": "blocked", "parent_id": PARENT,
+            "blocked": {"code": code, "operation_id": CHILD, "remote_effect": "none_proven",
+                        "allowed_actions": ["fix_credential", "resume_delivery"],
+                        "operator_action": "fix", "exit_code": exit_code,
+                        "evidence": {"id": "job-7"}}}
+
+
+@pytest.mark.parametrize(("code", "exit_code", "retried"), [
+    ("credential.rejected", 3, True), ("credential.unavailable", 3, True),
+    ("REST_DELIVERY_REMOTE_EFFECT_UNKNOWN", 4, False),
+    ("REST_DELIVERY_RECEIPT_EXPIRED", 4, False), ("input.invalid_argument", 2, False)])
+def test_both_operators_retry_exactly_exit_class_3(code: str, exit_code: int,
+                                                   retried: bool) -> None:
+    """The in-process operator settles a ``DeliveryBlocked``, the pod operator the document the
+    pod wrote: the same code is retried by both or by neither (``may_retry``)."""
+    assert may_retry(code) is retried
+    assert blocked(_blocked(code), ENVIRONMENT).retryable is retried
+    assert from_document(_document(code, exit_code), ENVIRONMENT).retryable is retried
+    expected = AirflowException if retried else AirflowFailException
+    in_process = operators.DponeDeliveryOperator(task_id="deliver", plan_digest="sha256:" + "0" * 64,
+                                                 environment=ENVIRONMENT)
+    pod = DponeDeliveryPodOperator(task_id="deliver", plan_digest="sha256:" + "0" * 64,
+                                   environment=ENVIRONMENT, image="dpone-executor:test",
+                                   secrets=(), namespace="dpone")
+    with pytest.raises(AirflowException) as in_process_raised:
+        in_process._settle(_blocked(code), None, 0.0, "execute")  # type: ignore[arg-type]
+    with pytest.raises(AirflowException) as pod_raised:
+        pod.settle_document(_document(code, exit_code))
+    for raised in (in_process_raised.value, pod_raised.value):
+        assert type(raised) is expected, (code, type(raised))
+
+
+def test_a_reconciliation_is_printed_with_its_proof() -> None:
+    """The printed reconcile command runs as it is: the job the evidence names, else a proof
+    placeholder to fill in (never a bare command that exits ``reconcile.proof_required``)."""
+    found = from_document(_document("REST_DELIVERY_RECEIPT_EXPIRED", 4) | {
+        "blocked": {**_document("REST_DELIVERY_RECEIPT_EXPIRED", 4)["blocked"],
+                    "allowed_actions": ["reconcile_delivery_key"]}}, ENVIRONMENT)
+    assert (f"dpone delivery reconcile --operation-id {CHILD} --environment {ENVIRONMENT} "
+            "--receipt-id job-7 --apply") in found.text
+    unknown = _document("REST_DELIVERY_REMOTE_EFFECT_UNKNOWN", 4)
+    unknown["blocked"].update(allowed_actions=["reconcile_delivery_key"], evidence={})
+    text = from_document(unknown, ENVIRONMENT).text
+    assert f"--operation-id {CHILD} --environment {ENVIRONMENT} --receipt-id JOB_ID --apply" in text
+    assert f"--operation-id {CHILD} --environment {ENVIRONMENT} --evidence FILE --apply" in text
+    reconcile_lines = [line for line in text.splitlines() if "delivery reconcile" in line]
+    assert reconcile_lines and all(line.rstrip().endswith("--apply") for line in reconcile_lines)
+
+
+def test_a_triggerer_without_the_credential_fails_the_task_once(
+        published: Published, run_dag: Callable[[Any, int], Any],
+        monkeypatch: pytest.MonkeyPatch, failures: list[Any], continuations: list[str]) -> None:
+    """The worker submits with the credential; the triggerer has none: its first poll stops with
+    ``credential.unavailable`` and the resumed task fails once with that code and the command
+    that continues the delivery, instead of deferring again and again (and with retries=2,
+    not retried: another deferral reaches the same triggerer)."""
+    real = _runtime.observe_once
+    polls: list[str] = []
+
+    def triggerer_without_credential(locator: Any, operation_id: str) -> Any:
+        polls.append(operation_id)
+        token = os.environ.pop(TOKEN_ENV)
+        try:
+            return real(locator, operation_id)
+        finally:
+            os.environ[TOKEN_ENV] = token
+
+    monkeypatch.setattr(_runtime, "observe_once", triggerer_without_credential)
+    dag = dag_file("dpone_triggerer_no_credential", 1, published.digests["measurements_async"],
+                   published.environments_dir, retries=2)
+    dag_run = run_dag(dag, 1)
+    assert dag_run.state == "failed"
+    (ti,) = dag_run.get_task_instances()
+    assert ti.state == "failed" and ti.try_number == 1
+    assert len(polls) == 1 and continuations == []  # one deferral, no loop
+    (failure,) = failures
+    assert failure.code == "credential.unavailable" and not failure.retryable
+    assert failure.text.startswith("credential.unavailable: the receipt trigger of op_v1_")
+    assert "the task is not deferred again" in failure.text
+    assert f"--environment {ENVIRONMENT} --apply" in failure.text  # the resume command
+    assert published.posts() == 1  # nothing resent
+
+
+def test_a_rejected_credential_is_retried_and_the_retry_delivers(
+        published: Published, run_dag: Callable[[Any, int], Any],
+        failures: list[Any]) -> None:
+    """A 401 at submit proves the request had no effect: ``credential.rejected`` (exit class 3)
+    is retried by Airflow, and the retry submits the same delivery key once."""
+    published.fault("status", "/mock/v1/batches/", "POST", status=401, times=1)
+    dag = dag_file("dpone_rejected_then_fixed", 6, published.digests["measurements_sync"],
+                   published.environments_dir, retries=1, retry_delay=dt.timedelta(0))
+    dag_run = run_dag(dag, 6)
+    (ti,) = dag_run.get_task_instances()
+    assert [f.code for f in failures] == ["credential.rejected"]
+    assert failures[0].retryable
+    assert (dag_run.state, ti.state, ti.try_number) == ("success", "success", 2)
+    ledger = published.ledger()
+    assert ledger["duplicate_mutations"] == 0
