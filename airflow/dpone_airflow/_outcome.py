@@ -82,12 +82,11 @@ class Failure:
 
 
 def _receipt_id(evidence: Mapping[str, Any]) -> str | None:
-    """The job a blocked child's evidence names (its receipt, or a duplicate answer's job)."""
-    for name in ("duplicate_job_id", "id", "job_id"):
-        value = evidence.get(name)
-        if isinstance(value, str) and value:
-            return value
-    return None
+    """The job a duplicate answer named under the child's key and that was not adopted: the
+    receipt a reconciliation reads (a receipt that expired or failed proves nothing more, so
+    its own id is not offered)."""
+    value = evidence.get("duplicate_job_id")
+    return value if isinstance(value, str) and value else None
 
 
 def blocked(result: DeliveryBlocked, environment: str) -> Failure:

@@ -80,13 +80,14 @@ def test_both_operators_retry_exactly_exit_class_3(code: str, exit_code: int,
 def test_a_reconciliation_is_printed_with_its_proof() -> None:
     """The printed reconcile command runs as it is: the job the evidence names, else a proof
     placeholder to fill in (never a bare command that exits ``reconcile.proof_required``)."""
-    found = from_document(_document("REST_DELIVERY_RECEIPT_EXPIRED", 4) | {
-        "blocked": {**_document("REST_DELIVERY_RECEIPT_EXPIRED", 4)["blocked"],
-                    "allowed_actions": ["reconcile_delivery_key"]}}, ENVIRONMENT)
+    found = from_document(_document("REST_DELIVERY_UNSAFE_RETRY", 4) | {
+        "blocked": {**_document("REST_DELIVERY_UNSAFE_RETRY", 4)["blocked"],
+                    "allowed_actions": ["reconcile_delivery_key"],
+                    "evidence": {"duplicate_job_id": "job-7"}}}, ENVIRONMENT)
     assert (f"dpone delivery reconcile --operation-id {CHILD} --environment {ENVIRONMENT} "
             "--receipt-id job-7 --apply") in found.text
-    unknown = _document("REST_DELIVERY_REMOTE_EFFECT_UNKNOWN", 4)
-    unknown["blocked"].update(allowed_actions=["reconcile_delivery_key"], evidence={})
+    unknown = _document("REST_DELIVERY_RECEIPT_EXPIRED", 4)  # its own receipt proves nothing
+    unknown["blocked"].update(allowed_actions=["reconcile_delivery_key"])
     text = from_document(unknown, ENVIRONMENT).text
     assert f"--operation-id {CHILD} --environment {ENVIRONMENT} --receipt-id JOB_ID --apply" in text
     assert f"--operation-id {CHILD} --environment {ENVIRONMENT} --evidence FILE --apply" in text

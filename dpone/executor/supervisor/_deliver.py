@@ -39,8 +39,8 @@ from typing import Final
 
 from dpone.contracts import DponeError
 from dpone.contracts.binding import LeasePolicy
-from dpone.contracts.journal import ChildOperation, ParentOperation, SupervisorJournal
 from dpone.contracts.design import load_state_contract
+from dpone.contracts.journal import ChildOperation, ParentOperation, SupervisorJournal
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.ports import Clock, ImmutableArtifactPort, RestTransportPort
 from dpone.contracts.sealed import SealedChild, SealedTopology
