@@ -144,6 +144,7 @@ def submit_or_resume(locator: JournalLocator, plan_digest: str, interval_start: 
     from dpone.executor.source import source_dsn  # noqa: PLC0415
     from dpone.executor.supervisor import deliver  # noqa: PLC0415
     from dpone.executor.transport import transport_for  # noqa: PLC0415
+    from dpone_airflow._credentials import AirflowCredentials  # noqa: PLC0415
 
     store = open_artifact_store(locator.artifacts)
     plan = published_plan(store, plan_digest)
@@ -153,7 +154,7 @@ def submit_or_resume(locator: JournalLocator, plan_digest: str, interval_start: 
     if not topology.children:
         return Empty(interval_start, interval_end)
     with _journal(locator, migrate=True) as journal, contextlib.closing(
-            transport_for(plan)) as transport:
+            transport_for(plan, credentials=AirflowCredentials())) as transport:
         return deliver(plan, topology, journal, store, transport, holder=holder(), wait=False,
                        clock=SystemClock(), leases=_leases(locator))
 
@@ -165,13 +166,14 @@ def continue_delivery(locator: JournalLocator, parent_id: str) -> DeliveryResult
     from dpone.executor.clock import SystemClock  # noqa: PLC0415
     from dpone.executor.supervisor import resume, sealed_children  # noqa: PLC0415
     from dpone.executor.transport import transport_for  # noqa: PLC0415
+    from dpone_airflow._credentials import AirflowCredentials  # noqa: PLC0415
 
     store = open_artifact_store(locator.artifacts)
     with _journal(locator, migrate=False) as journal:
         parent = journal.load_parent(parent_id)
         plan = published_plan(store, parent.plan_digest)
         sealed = sealed_children(parent, store)
-        with contextlib.closing(transport_for(plan)) as transport:
+        with contextlib.closing(transport_for(plan, credentials=AirflowCredentials())) as transport:
             return resume(plan, parent_id, sealed, journal, store, transport, holder=holder(),
                           wait=False, clock=SystemClock(), leases=_leases(locator))
 
@@ -194,12 +196,13 @@ def observe_once(locator: JournalLocator, operation_id: str) -> Observed:
     from dpone.executor.clock import SystemClock  # noqa: PLC0415
     from dpone.executor.supervisor import allowed_actions, observe_receipt  # noqa: PLC0415
     from dpone.executor.transport import transport_for  # noqa: PLC0415
+    from dpone_airflow._credentials import AirflowCredentials  # noqa: PLC0415
 
     store = open_artifact_store(locator.artifacts)
     with _journal(locator, migrate=False) as journal:
         parent = journal.load_parent(journal.get_child(operation_id).parent_id)
         plan = published_plan(store, parent.plan_digest)
-        with contextlib.closing(transport_for(plan)) as transport:
+        with contextlib.closing(transport_for(plan, credentials=AirflowCredentials())) as transport:
             child = observe_receipt(plan, operation_id, journal, store, transport,
                                     holder=holder(), clock=SystemClock(),
                                     leases=_leases(locator))

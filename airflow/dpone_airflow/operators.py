@@ -29,7 +29,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
-from dpone_airflow import _tracing
+from dpone_airflow import _stats, _tracing
 from dpone_airflow._compat import AirflowException, AirflowFailException, BaseOperator
 from dpone_airflow._lineage import LineageDataset, RunFacts, operator_lineage, plan_datasets
 from dpone_airflow._locator import (
@@ -71,6 +71,10 @@ class DeliveryContinuation(BaseOperator):  # type: ignore[misc,unused-ignore]
     plan_digest: str
     environment: str
     environments_dir: str | None
+    deferral_timeout: dt.timedelta | None = None
+    """How long one deferral on a receipt may last before Airflow fails the task
+    (``TaskDeferralTimeout``); None: as long as the receipt is observed. The delivery stays
+    admitted either way: the next try resumes it from the journal."""
 
     def _locator(self) -> JournalLocator:
         return self._guarded(lambda: resolve(self.environment, self.environments_dir))
@@ -89,6 +93,7 @@ class DeliveryContinuation(BaseOperator):  # type: ignore[misc,unused-ignore]
         """The exception that fails the task with ``failure``, its code noted for the trace and
         the lineage."""
         self._note(error_code=failure.code)
+        _stats.incr("failed", environment=self.environment, code=failure.code)
         return _exception(failure)
 
     def _facts(self) -> RunFacts:
@@ -116,9 +121,10 @@ class DeliveryContinuation(BaseOperator):  # type: ignore[misc,unused-ignore]
         from dpone_airflow.triggers import DeliveryReceiptTrigger  # noqa: PLC0415
 
         traceparent = _tracing.current_traceparent()
+        _stats.incr("deferred", environment=self.environment)
         self.defer(trigger=DeliveryReceiptTrigger(operation_id, locator.as_kwargs(),
                                                   traceparent=traceparent),
-                   method_name="execute_complete")
+                   method_name="execute_complete", timeout=self.deferral_timeout)
         raise AirflowFailException("the task did not defer")  # pragma: no cover - defer raises
 
     def execute_complete(self, context: Mapping[str, Any],
@@ -141,6 +147,7 @@ class DeliveryContinuation(BaseOperator):  # type: ignore[misc,unused-ignore]
                 failure = trigger_stopped(stopped, event["operation_id"], self.environment)
                 if failure is not None:
                     self._note(operation_id=parent_of(event["operation_id"]))
+                    _stats.incr("trigger_stopped", environment=self.environment, code=stopped)
                     raise self._failure(failure)
                 self.log.warning("receipt trigger of %s stopped with %s; rereading the journal",
                                  event["operation_id"], stopped)
@@ -150,6 +157,19 @@ class DeliveryContinuation(BaseOperator):  # type: ignore[misc,unused-ignore]
             result = self._guarded(lambda: continue_delivery(locator, parent_id))
             return self._settle(result, locator, started, "execute_complete")
 
+    def on_kill(self) -> None:
+        """Airflow killed the task (marked failed, timed out, its worker stopping): nothing of
+        the delivery is lost. Its leases expire within the environment's lease TTL; the next try
+        (or `dpone delivery resume --apply`) continues it from the journal, and a request that
+        may have reached the receiver is replayed only under a certified fence, else recorded
+        UNKNOWN for a reconciliation."""
+        delivery = self._facts().operation_id
+        self.log.warning(
+            "dpone task killed%s: the delivery stays admitted; its leases expire within the "
+            "lease TTL and the next try resumes it (`dpone delivery inspect --operation-id %s "
+            "--environment %s`)", f" during delivery {delivery}" if delivery else "",
+            delivery or "<id>", self.environment)
+
     def _settle(self, result: Any, locator: JournalLocator, started: float, step: str) -> Any:
         from dpone.executor.supervisor import (  # noqa: PLC0415
             DeliveryBlocked,
@@ -158,15 +178,19 @@ class DeliveryContinuation(BaseOperator):  # type: ignore[misc,unused-ignore]
         )
         from dpone_airflow._runtime import Empty  # noqa: PLC0415
 
-        self.log.info("dpone worker time in %s: %.3f s", step, time.monotonic() - started)
+        spent = time.monotonic() - started
+        self.log.info("dpone worker time in %s: %.3f s", step, spent)
+        _stats.timing("worker_time", spent, environment=self.environment, step=step)
         if isinstance(result, Empty):
             self.log.info("empty: [%s, %s) holds no rows; nothing was admitted or sent",
                           result.boundary_from, result.boundary_to)
+            _stats.incr("empty", environment=self.environment)
             return {"kind": "empty", "boundary_from": result.boundary_from.isoformat(),
                     "boundary_to": result.boundary_to.isoformat()}
         if isinstance(result, DeliveryCompleted | DeliveryBlocked | DeliveryPending):
             self._note(operation_id=result.parent_id)
         if isinstance(result, DeliveryCompleted):
+            _stats.incr("completed", environment=self.environment)
             return result.model_dump(mode="json")
         if isinstance(result, DeliveryBlocked):
             raise self._failure(blocked(result, self.environment))
@@ -218,18 +242,21 @@ class DponeDeliveryOperator(DeliveryContinuation):
         journal and the artifact store.
     :param source_root: the directory a file source of the plan resolves under (default: the
         parent of the environments directory, the registry root).
+    :param deferral_timeout: the longest one deferral on a receipt may last (Airflow then fails
+        the task with ``TaskDeferralTimeout``; the delivery stays admitted for the next try).
     """
 
     template_fields = ("plan_digest", "environment")
 
     def __init__(self, *, plan_digest: str, environment: str,
                  environments_dir: str | None = None, source_root: str | None = None,
-                 **kwargs: Any) -> None:
+                 deferral_timeout: dt.timedelta | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.plan_digest = plan_digest
         self.environment = environment
         self.environments_dir = environments_dir
         self.source_root = source_root
+        self.deferral_timeout = deferral_timeout
 
     def _date(self, context: Mapping[str, Any], name: str) -> dt.date:
         value = context.get(name)

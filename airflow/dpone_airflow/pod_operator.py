@@ -23,6 +23,7 @@ facets read the plan by digest from the environment's artifact store on the work
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
@@ -31,7 +32,7 @@ from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperato
 from airflow.providers.cncf.kubernetes.secret import Secret
 from kubernetes.client import models as k8s  # type: ignore[import-untyped,unused-ignore]
 
-from dpone_airflow import _tracing
+from dpone_airflow import _stats, _tracing
 from dpone_airflow._outcome import from_document
 from dpone_airflow.operators import DeliveryContinuation
 
@@ -79,7 +80,8 @@ class DponeDeliveryPodOperator(DeliveryContinuation, KubernetesPodOperator):  # 
 
     def __init__(self, *, plan_digest: str, environment: str, image: str,
                  secrets: Sequence[Secret] = (), source_root: str | None = None,
-                 environments_dir: str | None = None, **kwargs: Any) -> None:
+                 environments_dir: str | None = None,
+                 deferral_timeout: dt.timedelta | None = None, **kwargs: Any) -> None:
         refused = sorted(set(_REFUSED) & set(kwargs))
         if refused:
             raise TypeError(f"DponeDeliveryPodOperator sets {', '.join(refused)} itself: "
@@ -104,6 +106,7 @@ class DponeDeliveryPodOperator(DeliveryContinuation, KubernetesPodOperator):  # 
             security_context=pod_security_context(),
             container_security_context=container_security_context(), **kwargs)
         self.plan_digest = plan_digest
+        self.deferral_timeout = deferral_timeout
         self.environment = environment
         self.environments_dir = environments_dir
         self.source_root = source_root
@@ -145,6 +148,7 @@ class DponeDeliveryPodOperator(DeliveryContinuation, KubernetesPodOperator):  # 
             self._note(operation_id=parent_id)
         status = document.get("status")
         if status in ("completed", "empty"):
+            _stats.incr(str(status), environment=self.environment)
             return dict(document)
         pending = document.get("pending")
         if status == "pending" and isinstance(pending, Mapping) \

@@ -72,12 +72,16 @@ class Published:
         assert response.status_code == 200, response.text
 
 
-def _bind(root: Path, authority: str, state: Path) -> Path:
+def _bind(root: Path, authority: str, state: Path, credential_ref: str | None = None) -> Path:
     registry = root / "registry"
     shutil.copytree(EXAMPLES, registry)
     binding = registry / "bindings" / "mock_measurements.yaml"
-    binding.write_text(re.sub(r"^authority: .*$", f"authority: {authority}",
-                              binding.read_text(encoding="utf-8"), flags=re.M), encoding="utf-8")
+    text = re.sub(r"^authority: .*$", f"authority: {authority}",
+                  binding.read_text(encoding="utf-8"), flags=re.M)
+    if credential_ref is not None:
+        text = re.sub(r"^credential_ref: .*$", f"credential_ref: {credential_ref}", text,
+                      flags=re.M)
+    binding.write_text(text, encoding="utf-8")
     environment = registry / "environments" / f"{ENVIRONMENT}.yaml"
     text = environment.read_text(encoding="utf-8")
     text = re.sub(r"^  journal: .*$", f"  journal: {state / 'journal.sqlite3'}", text, flags=re.M)
@@ -95,13 +99,17 @@ def published(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Publi
     yield from publish(tmp_path, monkeypatch, ReceiverConfig(token=TOKEN, processing_seconds=1.0))
 
 
-def publish(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-            config: ReceiverConfig) -> Iterator[Published]:
-    """The body of ``published`` for a receiver configured otherwise (its token is ``TOKEN``)."""
-    monkeypatch.setenv(TOKEN_ENV, TOKEN)
+def publish(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: ReceiverConfig,
+            credential_ref: str | None = None) -> Iterator[Published]:
+    """The body of ``published`` for a receiver configured otherwise (its token is ``TOKEN``,
+    in ``TOKEN_ENV`` unless the binding names another ``credential_ref``)."""
+    if credential_ref is None:
+        monkeypatch.setenv(TOKEN_ENV, TOKEN)
+    else:
+        monkeypatch.delenv(TOKEN_ENV, raising=False)
     state = tmp_path / "state"
     with ReceiverThread(config) as receiver:
-        registry = _bind(tmp_path, receiver.base_url, state)
+        registry = _bind(tmp_path, receiver.base_url, state, credential_ref)
         store = open_artifact_store(str(state / "artifacts"))
         digests = {}
         for name in ("measurements_sync", "measurements_async"):

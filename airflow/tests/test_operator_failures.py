@@ -4,19 +4,30 @@ without the credential, and commands that run as printed."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ENVIRONMENT, TOKEN_ENV, Published, dag_file
+from conftest import ENVIRONMENT, TOKEN, TOKEN_ENV, Published, dag_file, publish
 from dpone_airflow import _runtime, operators
 from dpone_airflow._compat import AirflowException, AirflowFailException
+from dpone_airflow._credentials import AirflowCredentials
+from dpone_airflow._locator import resolve
 from dpone_airflow._outcome import blocked, from_document, may_retry
 from dpone_airflow.pod_operator import DponeDeliveryPodOperator
 
-from dpone.contracts import RemoteEffect
+try:  # Airflow 3
+    from airflow.sdk.exceptions import TaskDeferred
+except ImportError:  # Airflow 2
+    from airflow.exceptions import TaskDeferred  # type: ignore[no-redef,attr-defined,unused-ignore]
+
+from dpone.artifacts import open_artifact_store
+from dpone.contracts import DponeError, RemoteEffect
 from dpone.executor.supervisor import DeliveryBlocked
+from dpone.receiver import ReceiverConfig
 
 PARENT = "op_v1_" + "e" * 64
 CHILD = PARENT + "_0001"
@@ -95,6 +106,7 @@ def test_a_reconciliation_is_printed_with_its_proof() -> None:
     assert reconcile_lines and all(line.rstrip().endswith("--apply") for line in reconcile_lines)
 
 
+@pytest.mark.smoke
 def test_a_triggerer_without_the_credential_fails_the_task_once(
         published: Published, run_dag: Callable[[Any, int], Any],
         monkeypatch: pytest.MonkeyPatch, failures: list[Any], continuations: list[str]) -> None:
@@ -144,3 +156,95 @@ def test_a_rejected_credential_is_retried_and_the_retry_delivers(
     assert (dag_run.state, ti.state, ti.try_number) == ("success", "success", 2)
     ledger = published.ledger()
     assert ledger["duplicate_mutations"] == 0
+
+
+@pytest.fixture
+def published_with_connection(tmp_path: Path,
+                              monkeypatch: pytest.MonkeyPatch) -> Iterator[Published]:
+    """The example plans whose binding names ``conn:mock_measurements``: the token lives only in
+    the Airflow connection ``mock_measurements`` (Airflow's environment-variable secrets backend,
+    ``AIRFLOW_CONN_MOCK_MEASUREMENTS``), no ``DPONE_CONN_*`` variable is set."""
+    monkeypatch.setenv("AIRFLOW_CONN_MOCK_MEASUREMENTS",
+                       json.dumps({"conn_type": "http", "password": TOKEN}))
+    yield from publish(tmp_path, monkeypatch, ReceiverConfig(token=TOKEN, processing_seconds=1.0),
+                       credential_ref="conn:mock_measurements")
+
+
+@pytest.mark.smoke
+def test_the_receiver_credential_comes_from_an_airflow_connection(
+        published_with_connection: Published, run_dag: Callable[[Any, int], Any],
+        observations: list[Any]) -> None:
+    """Worker and triggerer read the token through Airflow's connections (any secrets backend):
+    the async delivery defers, is observed with it and completes."""
+    published = published_with_connection
+    assert not any(name.startswith("DPONE_CONN_") for name in os.environ)
+    dag = dag_file("dpone_airflow_connection", 1, published.digests["measurements_async"],
+                   published.environments_dir)
+    dag_run = run_dag(dag, 1)
+    assert dag_run.state == "success"
+    assert observations and not observations[-1].observing  # the trigger polled with it
+    ledger = published.ledger()
+    assert ledger["mutations_total"] == 1 and ledger["duplicate_mutations"] == 0
+    (ti,) = dag_run.get_task_instances()
+    assert TOKEN not in json.dumps(ti.xcom_pull(task_ids="deliver"))
+
+
+def test_a_connection_without_the_field_is_credential_unavailable(
+        published_with_connection: Published, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``basic`` binding needs the connection's login and password: one missing is
+    ``credential.unavailable`` naming the connection and the field, never a value."""
+    plan = _runtime.published_plan(
+        open_artifact_store(str(published_with_connection.state / "artifacts")),
+        published_with_connection.digests["measurements_sync"])
+    binding = plan.binding.snapshot.model_copy(update={"auth_provider": "basic",
+                                                       "credential_ref": "conn:vendor_eu"})
+    monkeypatch.setenv("AIRFLOW_CONN_VENDOR_EU", json.dumps({"conn_type": "http",
+                                                             "password": "secret-1"}))
+    with pytest.raises(DponeError) as missing:
+        AirflowCredentials().resolve(binding)
+    assert missing.value.code == "credential.unavailable"
+    assert "'vendor_eu'" in missing.value.message and "has no login" in missing.value.message
+    assert "secret-1" not in str(missing.value)
+    monkeypatch.setenv("AIRFLOW_CONN_VENDOR_EU", json.dumps({"conn_type": "http", "login": "u",
+                                                             "password": "secret-1"}))
+    credential = AirflowCredentials().resolve(binding)
+    assert (credential.provider, credential.field_names) == ("basic", ("password", "username"))
+    assert credential.secret("username").reveal() == "u"
+
+
+@pytest.mark.parametrize("kind", ["in-process", "pod"])
+def test_a_deferral_timeout_travels_with_the_deferral(published: Published, kind: str) -> None:
+    """``deferral_timeout`` bounds one deferral on a receipt (Airflow fails the task with
+    TaskDeferralTimeout past it; the delivery stays admitted for the next try)."""
+    timeout = dt.timedelta(minutes=30)
+    common = {"task_id": "deliver", "plan_digest": published.digests["measurements_async"],
+              "environment": ENVIRONMENT, "environments_dir": published.environments_dir,
+              "deferral_timeout": timeout}
+    task = (operators.DponeDeliveryOperator(**common) if kind == "in-process" else
+            DponeDeliveryPodOperator(**common, image="dpone-executor:test", namespace="dpone"))
+    with pytest.raises(TaskDeferred) as deferred:
+        task._defer_on("op_v1_" + "c" * 64 + "_0001",
+                       resolve(ENVIRONMENT, published.environments_dir))
+    assert deferred.value.timeout == timeout
+    untimed = operators.DponeDeliveryOperator(**{**common, "deferral_timeout": None})
+    with pytest.raises(TaskDeferred) as forever:
+        untimed._defer_on("op_v1_" + "c" * 64 + "_0001",
+                          resolve(ENVIRONMENT, published.environments_dir))
+    assert forever.value.timeout is None
+
+
+def test_a_killed_task_says_the_delivery_stays_admitted(monkeypatch: pytest.MonkeyPatch) -> None:
+    task = operators.DponeDeliveryOperator(task_id="deliver", plan_digest="sha256:" + "0" * 64,
+                                           environment=ENVIRONMENT)
+    task._note(operation_id=PARENT)
+    said: list[str] = []
+
+    class Log:
+        def warning(self, message: str, *args: object) -> None:
+            said.append(message % args)
+
+    monkeypatch.setattr(type(task), "log", property(lambda _: Log()))
+    task.on_kill()
+    (text,) = said
+    assert f"during delivery {PARENT}: the delivery stays admitted" in text
+    assert f"dpone delivery inspect --operation-id {PARENT} --environment {ENVIRONMENT}" in text

@@ -27,7 +27,11 @@ from dpone.executor.transport._auth import (
     TokenGrant,
     build_auth,
 )
-from dpone.executor.transport._credentials import EnvironmentCredentialResolver, resolve_credentials
+from dpone.executor.transport._credentials import (
+    EnvironmentCredentialResolver,
+    checked_credential,
+    resolve_credentials,
+)
 from dpone.executor.transport._extract import (
     ExtractionError,
     ExtractionFailure,
@@ -85,6 +89,7 @@ __all__ = [
     "TransportTimeouts",
     "authority_url",
     "build_auth",
+    "checked_credential",
     "classify",
     "credential_header",
     "extract",

@@ -99,6 +99,12 @@ def resolve_credentials(binding: ConnectionBinding, env: Mapping[str, str] = os.
                   else _split_single(ref, provider, read_credential_file(ref, Path(path))))
     else:
         raise _unavailable("credential_ref must be env:, file:, conn: or vault://", ref=ref)
+    return checked_credential(ref, provider, fields)
+
+
+def checked_credential(ref: str, provider: str, fields: Mapping[str, str]) -> Credential:
+    """The credential of ``fields`` found for ``ref`` by any source (this module's, or a host's
+    such as an orchestrator's connections), each value checked as this module checks its own."""
     for name, value in fields.items():
         _check_value(ref, provider, name, value)
     return Credential(provider, {name: Secret(value) for name, value in fields.items()})
