@@ -19,4 +19,5 @@ def get_provider_info() -> dict[str, Any]:
                                           "dpone_airflow.pod_operator"]}],
         "triggers": [{"integration-name": "dpone",
                       "python-modules": ["dpone_airflow.triggers"]}],
+        "extra-links": ["dpone_airflow.links.DeliveryLink"],
     }

@@ -47,6 +47,7 @@ from dpone_airflow._outcome import (
     parent_of,
     trigger_stopped,
 )
+from dpone_airflow.links import LINK_XCOM_KEY, DeliveryLink, check_template, render
 
 if TYPE_CHECKING:
     from dpone_airflow._lineage import Lineage
@@ -68,9 +69,12 @@ class DeliveryContinuation(BaseOperator):  # type: ignore[misc,unused-ignore]
     travels with it), ``execute_complete``, which rereads the journal as the only authority,
     and the task's OpenLineage facets."""
 
+    operator_extra_links = (DeliveryLink(),)
     plan_digest: str
     environment: str
     environments_dir: str | None
+    delivery_url: str | None = None
+    """The template of the task's "dpone delivery" link (:mod:`dpone_airflow.links`)."""
     deferral_timeout: dt.timedelta | None = None
     """How long one deferral on a receipt may last before Airflow fails the task
     (``TaskDeferralTimeout``); None: as long as the receipt is observed. The delivery stays
@@ -116,6 +120,17 @@ class DeliveryContinuation(BaseOperator):  # type: ignore[misc,unused-ignore]
         self._dpone_facts = replace(facts, operation_id=operation_id or facts.operation_id,
                                     error_code=error_code or facts.error_code)
         _tracing.note(operation_id=operation_id, error_code=error_code)
+        delivery = self._dpone_facts.operation_id
+        if delivery is not None and self.delivery_url is not None:
+            self._dpone_link = render(self.delivery_url, delivery, self.environment)
+
+    def _push_link(self, context: Mapping[str, Any]) -> None:
+        """Store the task's delivery link where Airflow 2's webserver reads it (its XCom
+        ``dpone_delivery_link``); Airflow 3 stores what :class:`DeliveryLink` returns itself."""
+        link = getattr(self, "_dpone_link", None)
+        ti = context.get("ti")
+        if isinstance(link, str) and ti is not None:
+            ti.xcom_push(key=LINK_XCOM_KEY, value=link)
 
     def _defer_on(self, operation_id: str, locator: JournalLocator) -> NoReturn:
         from dpone_airflow.triggers import DeliveryReceiptTrigger  # noqa: PLC0415
@@ -132,6 +147,12 @@ class DeliveryContinuation(BaseOperator):  # type: ignore[misc,unused-ignore]
         """Resume the delivery from the journal, in the trace of the ``execute`` that deferred
         (the event's ``traceparent``, which the trigger echoes; absent from the event of a
         trigger serialized by an older provider)."""
+        try:
+            return self._complete(event)
+        finally:
+            self._push_link(context)
+
+    def _complete(self, event: Mapping[str, Any] | None) -> Any:
         from dpone_airflow._runtime import continue_delivery  # noqa: PLC0415
 
         started = time.monotonic()
@@ -244,19 +265,23 @@ class DponeDeliveryOperator(DeliveryContinuation):
         parent of the environments directory, the registry root).
     :param deferral_timeout: the longest one deferral on a receipt may last (Airflow then fails
         the task with ``TaskDeferralTimeout``; the delivery stays admitted for the next try).
+    :param delivery_url: the template of the task's "dpone delivery" link, naming
+        ``{operation_id}`` (and optionally ``{environment}``): :mod:`dpone_airflow.links`.
     """
 
     template_fields = ("plan_digest", "environment")
 
     def __init__(self, *, plan_digest: str, environment: str,
                  environments_dir: str | None = None, source_root: str | None = None,
-                 deferral_timeout: dt.timedelta | None = None, **kwargs: Any) -> None:
+                 deferral_timeout: dt.timedelta | None = None, delivery_url: str | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.plan_digest = plan_digest
         self.environment = environment
         self.environments_dir = environments_dir
         self.source_root = source_root
         self.deferral_timeout = deferral_timeout
+        self.delivery_url = check_template(delivery_url)
 
     def _date(self, context: Mapping[str, Any], name: str) -> dt.date:
         value = context.get(name)
@@ -271,6 +296,12 @@ class DponeDeliveryOperator(DeliveryContinuation):
             str(environments_directory(self.environments_dir).absolute().parent)
 
     def execute(self, context: Mapping[str, Any]) -> Any:
+        try:
+            return self._execute(context)
+        finally:
+            self._push_link(context)
+
+    def _execute(self, context: Mapping[str, Any]) -> Any:
         from dpone_airflow._runtime import submit_or_resume  # noqa: PLC0415
 
         started = time.monotonic()

@@ -34,6 +34,7 @@ from kubernetes.client import models as k8s  # type: ignore[import-untyped,unuse
 
 from dpone_airflow import _stats, _tracing
 from dpone_airflow._outcome import from_document
+from dpone_airflow.links import check_template
 from dpone_airflow.operators import DeliveryContinuation
 
 EXECUTOR_UID: Final = 10001
@@ -81,7 +82,8 @@ class DponeDeliveryPodOperator(DeliveryContinuation, KubernetesPodOperator):  # 
     def __init__(self, *, plan_digest: str, environment: str, image: str,
                  secrets: Sequence[Secret] = (), source_root: str | None = None,
                  environments_dir: str | None = None,
-                 deferral_timeout: dt.timedelta | None = None, **kwargs: Any) -> None:
+                 deferral_timeout: dt.timedelta | None = None, delivery_url: str | None = None,
+                 **kwargs: Any) -> None:
         refused = sorted(set(_REFUSED) & set(kwargs))
         if refused:
             raise TypeError(f"DponeDeliveryPodOperator sets {', '.join(refused)} itself: "
@@ -107,6 +109,7 @@ class DponeDeliveryPodOperator(DeliveryContinuation, KubernetesPodOperator):  # 
             container_security_context=container_security_context(), **kwargs)
         self.plan_digest = plan_digest
         self.deferral_timeout = deferral_timeout
+        self.delivery_url = check_template(delivery_url)
         self.environment = environment
         self.environments_dir = environments_dir
         self.source_root = source_root
@@ -136,7 +139,10 @@ class DponeDeliveryPodOperator(DeliveryContinuation, KubernetesPodOperator):  # 
     def execute(self, context: Any) -> Any:
         with _tracing.span("dpone.airflow.execute", plan_digest=self._facts().plan_digest):
             self._pass_trace_context()
-            return self.settle_document(super().execute(context))
+            try:
+                return self.settle_document(super().execute(context))
+            finally:
+                self._push_link(context)
 
     def settle_document(self, document: Any) -> Any:
         """The task's outcome from the executor's result document (the pod's XCom)."""

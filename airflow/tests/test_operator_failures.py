@@ -17,6 +17,7 @@ from dpone_airflow._compat import AirflowException, AirflowFailException
 from dpone_airflow._credentials import AirflowCredentials
 from dpone_airflow._locator import resolve
 from dpone_airflow._outcome import blocked, from_document, may_retry
+from dpone_airflow.links import LINK_XCOM_KEY, DeliveryLink
 from dpone_airflow.pod_operator import DponeDeliveryPodOperator
 
 try:  # Airflow 3
@@ -248,3 +249,34 @@ def test_a_killed_task_says_the_delivery_stays_admitted(monkeypatch: pytest.Monk
     (text,) = said
     assert f"during delivery {PARENT}: the delivery stays admitted" in text
     assert f"dpone delivery inspect --operation-id {PARENT} --environment {ENVIRONMENT}" in text
+
+
+@pytest.mark.smoke
+def test_the_task_links_to_its_delivery(published: Published,
+                                        run_dag: Callable[[Any, int], Any]) -> None:
+    """``delivery_url`` makes the task's "dpone delivery" extra link: the deployment's page of
+    the delivery the task ran (stored by Airflow 3 when the task ends, read from the task's
+    XCom by Airflow 2's webserver)."""
+    template = "https://console.example/dpone/{environment}/{operation_id}"
+    dag = dag_file("dpone_linked", 1, published.digests["measurements_async"],
+                   published.environments_dir, delivery_url=template)
+    dag_run = run_dag(dag, 1)
+    assert dag_run.state == "success"
+    (ti,) = dag_run.get_task_instances()
+    parent = ti.xcom_pull(task_ids="deliver")["parent_id"]
+    expected = f"https://console.example/dpone/{ENVIRONMENT}/{parent}"
+    assert ti.xcom_pull(task_ids="deliver", key=LINK_XCOM_KEY) == expected
+    task = dag.get_task("deliver")
+    assert [link.name for link in task.operator_extra_links] == ["dpone delivery"]
+    # Airflow 3 stores the link the worker computed; Airflow 2 computes it when it is shown.
+    key = getattr(DeliveryLink(), "xcom_key", None)
+    shown = (ti.xcom_pull(task_ids="deliver", key=key) if key is not None
+             else DeliveryLink().get_link(task, ti_key=ti.key))
+    assert shown == expected
+
+
+def test_a_link_template_must_name_the_operation_id() -> None:
+    for template in ("https://console.example/", "https://c.example/{operation_id}/{secret}"):
+        with pytest.raises(ValueError, match="must name"):
+            operators.DponeDeliveryOperator(task_id="deliver", plan_digest="sha256:" + "0" * 64,
+                                            environment=ENVIRONMENT, delivery_url=template)

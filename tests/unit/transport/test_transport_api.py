@@ -12,7 +12,8 @@ EXPECTED = {
     "EnvironmentCredentialResolver", "ExtractionError", "ExtractionFailure", "Failure",
     "FailureKind", "HttpBasicAuth", "HttpTransport", "OAuth2ClientCredentialsAuth",
     "OutboundRequest", "ReplayableBody", "Response", "RestTransportPort", "Secret", "TokenGrant",
-    "TransportOutcome", "TransportPhase", "TransportTimeouts", "build_auth", "classify",
+    "TransportOutcome", "TransportPhase", "TransportTimeouts", "build_auth", "checked_credential",
+    "classify",
     "extract", "full_jitter_delay", "next_delay", "origin_of", "parse_bounded_json", "resolve_credentials",
     "retry_after_seconds", "transport_for",
 }
