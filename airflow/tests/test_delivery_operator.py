@@ -48,7 +48,9 @@ def test_async_job_defers_on_its_receipt_and_completes(
     assert ti.state == "success"
     # The task deferred once: the trigger observed the receipt (read-only) until the job left
     # observation, then the task resumed once and verified and promoted from the journal.
-    assert observations and observations[0].state_name == "accepted"
+    # (The first step finds the receipt not due yet, "accepted", unless the trigger started
+    # later than the poll interval: on a loaded machine its first step already polls.)
+    assert observations and {o.state_name for o in observations[:-1]} <= {"accepted", "waiting"}
     assert not observations[-1].observing
     assert observations[-1].state_name == "verifying_succeeded"
     assert len(continuations) == 1
