@@ -130,9 +130,9 @@ def trigger_stopped(code: str, operation_id: str, environment: str) -> Failure |
     stays admitted; nothing was lost or resent."""
     from dpone.contracts import ERROR_CATALOG  # noqa: PLC0415
 
-    spec = ERROR_CATALOG.get(code)
-    if spec is None or code not in TRIGGERER_SETUP_CODES:
+    if code not in TRIGGERER_SETUP_CODES:
         return None
+    spec = ERROR_CATALOG[code]
     parent = parent_of(operation_id)
     lines = [f"{code}: the receipt trigger of {operation_id} stopped in the triggerer (exit "
              f"class {spec.exit_code}); the task is not deferred again",

@@ -61,13 +61,16 @@ ACTIONS: Final[Mapping[str, tuple[OperatorAction, ...]]] = {
 and the runbook (docs/runbooks/delivery-outcomes.md, checked by tests) take it from."""
 
 
+def fence_certified(plan: RestDeliveryPlan) -> bool:
+    """The plan's receiver fence is certified here: same-key replay is allowed."""
+    return plan.fence.type != "none" and plan.fence.certified_in_environment
+
+
 def takeover_certified(plan: RestDeliveryPlan) -> bool:
     """A lost run's submit may be replayed with the same key: the fence is certified here and a
     certification PASSes key binding and key retention (how long it is kept is measured). The
     journal still checks that retention against the first attempt's age."""
-    fence = plan.fence
-    return (fence.type != "none" and fence.certified_in_environment
-            and fence.certified_retention_s is not None)
+    return fence_certified(plan) and plan.fence.certified_retention_s is not None
 
 
 def submits_empty(plan: RestDeliveryPlan) -> bool:

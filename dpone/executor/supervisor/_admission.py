@@ -7,7 +7,7 @@ import datetime as dt
 from dpone.contracts.journal import ChildAdmission, Generation, ParentAdmission, Tenancy
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.sealed import SealedTopology
-from dpone.executor.supervisor._decide import fence_certified
+from dpone.executor.supervisor._actions import fence_certified
 
 
 def plan_tenancy(plan: RestDeliveryPlan) -> Tenancy:

@@ -31,6 +31,7 @@ from dpone.contracts.profile import SUBMIT_THROTTLE_STATUSES, Backoff, Extractor
 from dpone.contracts.sealed import SealedChild
 from dpone.contracts.state import StateName as S
 from dpone.contracts.transport import Failure, Response, TransportPhase, failure_facts
+from dpone.executor.supervisor._actions import fence_certified
 from dpone.executor.supervisor._transitions import (
     MAY_HAVE_REACHED_UNFENCED,
     NO_EFFECT,
@@ -130,11 +131,6 @@ POLL_STOPS: Final[Mapping[PollOutcome, str | None]] = {
 }
 """A recorded poll outcome -> the code the run stops with (None: observation or verification
 goes on)."""
-
-
-def fence_certified(plan: RestDeliveryPlan) -> bool:
-    """The plan's receiver fence is certified here: same-key replay is allowed."""
-    return plan.fence.type != "none" and plan.fence.certified_in_environment
 
 
 def key_bound(plan: RestDeliveryPlan) -> bool:
