@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from dpone.contracts.journal import DeliveryJournalPort
     from dpone.contracts.plan import RestDeliveryPlan
     from dpone.contracts.ports import ImmutableArtifactPort
-    from dpone.executor.supervisor import DeliveryResult
+    from dpone.executor.supervisor import DeliveryResult, QuietPolls
 
 PLAN_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 _POSTGRES = ("postgresql://", "postgres://")
@@ -187,17 +187,27 @@ class Observed:
     revision: int
     observing: bool
     next_check_after: dt.datetime | None
+    quiet: QuietPolls | None = None
+    """The observer's unrecorded polls, for the trigger's next step."""
 
 
-def observe_once(locator: JournalLocator, operation_id: str) -> Observed:
+def observe_once(locator: JournalLocator, operation_id: str,
+                 quiet: QuietPolls | None = None) -> Observed:
     """One due read-only receipt poll of child ``operation_id`` (GET only, observation lease,
-    CAS); nothing when it is not due or no longer observing."""
+    CAS); nothing when it is not due or no longer observing. ``quiet``: the trigger's unrecorded
+    polls (an unchanged running job is journaled only every few polls), kept between steps:
+    ``None`` on the first, then the one the previous step returned."""
     from dpone.artifacts import open_artifact_store  # noqa: PLC0415
     from dpone.executor.clock import SystemClock  # noqa: PLC0415
-    from dpone.executor.supervisor import allowed_actions, observe_receipt  # noqa: PLC0415
+    from dpone.executor.supervisor import (  # noqa: PLC0415
+        QuietPolls,
+        allowed_actions,
+        observe_receipt,
+    )
     from dpone.executor.transport import transport_for  # noqa: PLC0415
     from dpone_airflow._credentials import AirflowCredentials  # noqa: PLC0415
 
+    quiet = quiet if quiet is not None else QuietPolls()
     store = open_artifact_store(locator.artifacts)
     with _journal(locator, migrate=False) as journal:
         parent = journal.load_parent(journal.get_child(operation_id).parent_id)
@@ -205,6 +215,7 @@ def observe_once(locator: JournalLocator, operation_id: str) -> Observed:
         with contextlib.closing(transport_for(plan, credentials=AirflowCredentials())) as transport:
             child = observe_receipt(plan, operation_id, journal, store, transport,
                                     holder=holder(), clock=SystemClock(),
-                                    leases=_leases(locator))
+                                    leases=_leases(locator), quiet=quiet)
     return Observed(child.operation_id, child.state_name, child.revision,
-                    allowed_actions(child) == ("poll_receipt",), child.next_check_after)
+                    allowed_actions(child) == ("poll_receipt",),
+                    quiet.next_due(child.next_check_after), quiet)

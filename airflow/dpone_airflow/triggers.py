@@ -6,7 +6,9 @@ trigger serialized before it travelled still loads). In the triggerer's shared e
 never blocks: each observation step (journal read, observation lease, one due GET of the
 certified receipt URL, the CAS that records it) runs in a worker thread bounded by
 ``step_timeout_s``, and the dpone runtime is imported there, lazily. It polls until the child
-leaves observation (or a step fails), then emits one ``TriggerEvent({"operation_id",
+leaves observation (or a step fails); an unchanged running job is journaled only every tenth
+poll (the polls between are counted and recorded with the next), so a long job does not write a
+revision per poll. Then it emits one ``TriggerEvent({"operation_id",
 "observed_revision", ..., "traceparent"})`` (the resumed task continues that trace). The event
 is a hint: the operator's ``execute_complete`` rereads the journal. Duplicate triggers and
 repeated events are harmless: the observation lease and the revision CAS let one poll record,
@@ -62,6 +64,7 @@ class DeliveryReceiptTrigger(BaseTrigger):  # type: ignore[misc,unused-ignore]
 
         locator = JournalLocator.from_kwargs(self.journal_locator)
         parent_id = parent_of(self.operation_id)
+        quiet: Any = None  # the unrecorded polls, from one step to the next (runtime-typed)
         while True:
             try:
                 with _tracing.span("dpone.airflow.trigger_observe", traceparent=self.traceparent,
@@ -71,7 +74,8 @@ class DeliveryReceiptTrigger(BaseTrigger):  # type: ignore[misc,unused-ignore]
                     # stopped triggerer would go on polling.
                     async with asyncio.timeout(self.step_timeout_s):
                         observed = await asyncio.to_thread(observe_once, locator,
-                                                           self.operation_id)
+                                                           self.operation_id, quiet)
+                    quiet = observed.quiet
                     span.set_attributes(_tracing.attributes(state_name=observed.state_name,
                                                             revision=observed.revision))
             except TimeoutError:

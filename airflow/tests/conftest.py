@@ -100,9 +100,11 @@ def published(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Publi
 
 
 def publish(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: ReceiverConfig,
-            credential_ref: str | None = None) -> Iterator[Published]:
+            credential_ref: str | None = None,
+            edit: Callable[[Path], None] | None = None) -> Iterator[Published]:
     """The body of ``published`` for a receiver configured otherwise (its token is ``TOKEN``,
-    in ``TOKEN_ENV`` unless the binding names another ``credential_ref``)."""
+    in ``TOKEN_ENV`` unless the binding names another ``credential_ref``); ``edit`` changes the
+    copied registry before the plans are compiled."""
     if credential_ref is None:
         monkeypatch.setenv(TOKEN_ENV, TOKEN)
     else:
@@ -110,6 +112,8 @@ def publish(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: ReceiverCon
     state = tmp_path / "state"
     with ReceiverThread(config) as receiver:
         registry = _bind(tmp_path, receiver.base_url, state, credential_ref)
+        if edit is not None:
+            edit(registry)
         store = open_artifact_store(str(state / "artifacts"))
         digests = {}
         for name in ("measurements_sync", "measurements_async"):
@@ -186,8 +190,8 @@ def observations(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     seen: list[Any] = []
     real = _runtime.observe_once
 
-    def spy(locator: Any, operation_id: str) -> Any:
-        seen.append(real(locator, operation_id))
+    def spy(locator: Any, operation_id: str, quiet: Any = None) -> Any:
+        seen.append(real(locator, operation_id, quiet))
         return seen[-1]
 
     monkeypatch.setattr(_runtime, "observe_once", spy)

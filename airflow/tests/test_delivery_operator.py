@@ -156,10 +156,10 @@ def test_a_task_deferred_before_the_switch_went_off_completes(
     observing and the resumed task verifies and promotes the admitted delivery."""
     real = _runtime.observe_once
 
-    def observe_after_switching_off(locator: Any, operation_id: str) -> Any:
+    def observe_after_switching_off(locator: Any, operation_id: str, quiet: Any = None) -> Any:
         _switch_off(published)
         monkeypatch.setattr(_runtime, "observe_once", real)
-        return real(locator, operation_id)
+        return real(locator, operation_id, quiet)
 
     monkeypatch.setattr(_runtime, "observe_once", observe_after_switching_off)
     dag_run = run_dag(_dag(published, "dpone_deferred_then_off", 1, "measurements_async"), 1)

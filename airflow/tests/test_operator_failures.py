@@ -118,11 +118,11 @@ def test_a_triggerer_without_the_credential_fails_the_task_once(
     real = _runtime.observe_once
     polls: list[str] = []
 
-    def triggerer_without_credential(locator: Any, operation_id: str) -> Any:
+    def triggerer_without_credential(locator: Any, operation_id: str, quiet: Any = None) -> Any:
         polls.append(operation_id)
         token = os.environ.pop(TOKEN_ENV)
         try:
-            return real(locator, operation_id)
+            return real(locator, operation_id, quiet)
         finally:
             os.environ[TOKEN_ENV] = token
 

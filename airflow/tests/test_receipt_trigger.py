@@ -83,7 +83,7 @@ def test_a_trigger_cancelled_as_its_step_finishes_stops_polling(
         loop = asyncio.get_running_loop()
         task: list[asyncio.Task[Any]] = []
 
-        def observe(locator: Any, operation_id: str) -> _runtime.Observed:
+        def observe(locator: Any, operation_id: str, quiet: Any = None) -> _runtime.Observed:
             steps.append(1)
             # Cancel one loop turn after the step's result is handed back to the loop.
             loop.call_soon_threadsafe(loop.call_soon, task[0].cancel)

@@ -339,6 +339,9 @@ class TransitionRequest(StrictModel):
     next_check_after: dt.datetime | None = None
     error_code: str | None = None
     observation: dict[str, Any] | None = None
+    observation_polls: Annotated[int, Field(ge=1)] = 1
+    """The receipt polls ``observation`` records: the answer of this one and of the unchanged
+    running answers before it that were not recorded (the ordinal advances by all of them)."""
 
 
 class ReconcileRequest(StrictModel):

@@ -128,14 +128,18 @@ def apply_decision(tx: UnitOfWork, contract: StateContract, row: ChildRow,
                    actor: str, receipt: Mapping[str, Any] | None = None,
                    next_check_after: dt.datetime | None = None, error_code: str | None = None,
                    reconciliation_id: str | None = None,
-                   evidence_digest: str | None = None) -> ChildRow:
-    """The guarded CAS update for an admitted decision; zero rows is a revision conflict."""
+                   evidence_digest: str | None = None, observation_polls: int = 1) -> ChildRow:
+    """The guarded CAS update for an admitted decision; zero rows is a revision conflict.
+
+    ``observation_polls``: how far an observation advances ``observation_ordinal`` (the receipt
+    polls its record covers)."""
     target_name = contract.name_of(decision.target)
     stored = tx.cas_audited(
         {"operation_id": row.operation_id, "expected_revision": expected_revision,
          "state_name": target_name, "journal_epoch": epoch,
          "attempt_step": 1 if "attempt_ordinal" in decision.advances else 0,
-         "observation_step": 1 if "observation_ordinal" in decision.advances else 0,
+         "observation_step": (observation_polls if "observation_ordinal" in decision.advances
+                              else 0),
          "receipt": dict(receipt) if receipt is not None else None,
          "next_check_after": next_check_after, "error_code": error_code,
          **axis_values(decision.target)},

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         phase_of,
     )
     from dpone.executor.supervisor._journal_writer import Heartbeat
+    from dpone.executor.supervisor._quiet import QuietPolls
     from dpone.executor.supervisor._request import outbound_request, poll_request
     from dpone.executor.supervisor._results import (
         ChildReceipt,
@@ -67,6 +68,7 @@ __all__ = [
     "Heartbeat",
     "JobStatus",
     "LeaseWait",
+    "QuietPolls",
     "RetryWait",
     "allowed_actions",
     "await_lease",
@@ -114,6 +116,7 @@ __getattr__ = lazy_exports(__name__, {
     "deliver": "_deliver",
     "deliver_sync": "_deliver",
     "Heartbeat": "_journal_writer",
+    "QuietPolls": "_quiet",
     "JobStatus": "_job_status",
     "classify_status": "_job_status",
     "echo_matches": "_job_status",

@@ -1,12 +1,14 @@
 """Read-only receipt observation (``poll_receipt``) and verification of the receiver's counters.
 
 Polling runs under an observation lease taken per poll and never sends a mutation: a running
-job is observed again after the profile's poll interval, a terminal job moves to VERIFYING with
+job is observed again after the profile's poll interval (an unchanged running answer is recorded
+only every ``RECORD_EVERY`` th poll, :mod:`._quiet`), a terminal job moves to VERIFYING with
 its counters, an expired receipt (404/410) finalizes the effect as UNKNOWN and never authorizes a
 resubmit, and an external cancellation is observed, never invoked. A poll that fails in
 transport is repeated within the observation budget and records nothing. A child whose receipt
 was already observed ``observability.max_observations`` times (its ``observation_ordinal``,
-counted by the journal across runs) is not polled again: ``observation.limit_reached``.
+counted by the journal across runs, plus this observer's unrecorded polls) is not polled again:
+``observation.limit_reached``.
 
 When the profile certifies a key echo (``acknowledgement.poll.key_echo``), every 200 answer must
 echo this child's receiver mutation key as the sealed request carried it: an answer without it
@@ -44,6 +46,7 @@ from dpone.executor.supervisor._decide import (
     verification,
 )
 from dpone.executor.supervisor._job_status import classify_status
+from dpone.executor.supervisor._quiet import QuietPolls, records_poll
 from dpone.executor.supervisor._rate import take_poll_turn
 from dpone.executor.supervisor._request import poll_request
 from dpone.executor.supervisor._results import DeliveryBlocked
@@ -54,15 +57,18 @@ OBSERVATION_LIMIT: Final = "observation.limit_reached"
 """The stop of a receipt observed ``observability.max_observations`` times without an end."""
 
 
-def observe(run: Run, operation: ChildOperation, sealed: SealedChild, *,
-            wait: bool, once: bool = False) -> ChildOperation | DeliveryBlocked:
+def observe(run: Run, operation: ChildOperation, sealed: SealedChild, *, wait: bool,
+            once: bool = False, quiet: QuietPolls | None = None) -> ChildOperation | DeliveryBlocked:
     """Poll an ACCEPTED/WAITING child until it leaves observation.
 
     Returns it still observing when ``wait`` is off and the next check is not due, or when this
     run has observed for the profile's ``operation_total_s``: the receipt stays durable and the
-    next run continues. Each poll holds an observation lease from the GET to its record.
-    ``once`` returns after the first recorded answer (a trigger's one observation step).
+    next run continues. Each poll holds an observation lease from the GET to its record (or to
+    the decision not to record it). ``once`` returns after the first answer about the job (a
+    trigger's one observation step). ``quiet``: the observer's unrecorded polls, kept across
+    calls by a caller that polls one step at a time.
     """
+    quiet = quiet if quiet is not None else QuietPolls()
     profile = run.plan.profile.snapshot
     poll = profile.acknowledgement.poll  # a family that observes declares one (family_of)
     expired = poll.expired_statuses if poll is not None else ()
@@ -70,9 +76,9 @@ def observe(run: Run, operation: ChildOperation, sealed: SealedChild, *,
     deadline = run.clock.monotonic() + profile.timeouts.operation_total_s
     failures = 0
     while operation.state_name in OBSERVING_STATES:
-        if operation.observation_ordinal >= profile.observability.max_observations:
-            return observation_limit(run, operation)
-        pause = run.due_in(operation.next_check_after)
+        if quiet.counted(operation.observation_ordinal) >= profile.observability.max_observations:
+            return observation_limit(run, operation, quiet)
+        pause = run.due_in(quiet.next_due(operation.next_check_after))
         if (pause > 0 and not wait) or run.clock.monotonic() > deadline:
             return operation
         run.pause(pause)
@@ -85,7 +91,7 @@ def observe(run: Run, operation: ChildOperation, sealed: SealedChild, *,
             answered = isinstance(response, Response) and (
                 response.status == 200 or response.status in expired)
             if isinstance(response, Response) and answered:
-                operation, code = _record_poll(run, operation, sealed, lease, response)
+                operation, code = _record_poll(run, operation, sealed, lease, response, quiet)
                 if code is not None:
                     return run.blocked(operation, code)
                 if once:
@@ -105,13 +111,16 @@ def observe(run: Run, operation: ChildOperation, sealed: SealedChild, *,
     return operation
 
 
-def observation_limit(run: Run, operation: ChildOperation) -> DeliveryBlocked:
+def observation_limit(run: Run, operation: ChildOperation,
+                      quiet: QuietPolls | None = None) -> DeliveryBlocked:
     """The stop of a child whose receipt was polled ``observability.max_observations`` times
-    (the journal's ``observation_ordinal``, across every run) without a terminal answer: no
-    further poll is sent, nothing is recorded, the effect stays as the journal holds it."""
+    (the journal's ``observation_ordinal``, across every run, and ``quiet``'s unrecorded polls)
+    without a terminal answer: no further poll is sent, the effect stays as the journal holds
+    it."""
     limit = run.plan.profile.snapshot.observability.max_observations
     return run.blocked(operation, OBSERVATION_LIMIT,
-                       extra={"observations": operation.observation_ordinal,
+                       extra={"observations": (quiet or QuietPolls()).counted(
+                           operation.observation_ordinal),
                               "max_observations": limit})
 
 
@@ -122,7 +131,7 @@ def _poll_failure(outcome: Response | Failure) -> dict[str, str | int]:
 
 
 def _record_poll(run: Run, operation: ChildOperation, sealed: SealedChild, lease: Lease,
-                 response: Response) -> tuple[ChildOperation, str | None]:
+                 response: Response, quiet: QuietPolls) -> tuple[ChildOperation, str | None]:
     profile = run.plan.profile.snapshot
     status = classify_status(run.plan, operation, sealed, response)
     outcome, values = status.outcome, status.values
@@ -136,9 +145,20 @@ def _record_poll(run: Run, operation: ChildOperation, sealed: SealedChild, lease
     kept = {} if status.about_another_key else evidence_scalars(
         profile.observability.evidence_scalars, response, profile.observability.response_bounds)
     listed = {"evidence_scalars": kept} if kept else {}
-    updated = run.writer.step(operation, lease, *POLL[StateName(operation.state_name), outcome],
-                             receipt=receipt, next_check_after=due, error_code=code,
-                             observation={**values, "outcome": outcome, **reason, **listed})
+    observation = {**values, "outcome": outcome, **reason, **listed}
+    state = StateName(operation.state_name)
+    remaining = profile.observability.max_observations - quiet.counted(
+        operation.observation_ordinal)
+    if due is not None and not records_poll(state, outcome, observation, quiet,
+                                            remaining=remaining):
+        quiet.skip(due)  # an unchanged running job: no revision, counted for the next record
+        return operation, None
+    polls = quiet.recorded(observation)
+    updated = run.writer.step(operation, lease, *POLL[state, outcome], receipt=receipt,
+                             next_check_after=due, error_code=code,
+                             observation={**observation, **({"polls": polls} if polls > 1
+                                                            else {})},
+                             observation_polls=polls)
     return updated, code
 
 

@@ -34,6 +34,7 @@ from dpone.executor.supervisor._context import WaitObserver, open_run
 from dpone.executor.supervisor._deliver import drive
 from dpone.executor.supervisor._journal_writer import StepObserver
 from dpone.executor.supervisor._observe import OBSERVATION_LIMIT, observe
+from dpone.executor.supervisor._quiet import QuietPolls
 from dpone.executor.supervisor._results import DeliveryBlocked, DeliveryResult
 from dpone.observability.stages import stage
 
@@ -179,10 +180,12 @@ def resume(plan: RestDeliveryPlan, parent_id: str, sealed_children: Sequence[Sea
 def observe_receipt(plan: RestDeliveryPlan, operation_id: str, journal: SupervisorJournal,
                     artifacts: ImmutableArtifactPort, transport: RestTransportPort, *,
                     holder: str, clock: Clock | None = None,
-                    leases: LeasePolicy | None = None) -> ChildOperation:
+                    leases: LeasePolicy | None = None,
+                    quiet: QuietPolls | None = None) -> ChildOperation:
     """Poll the receipt of child ``operation_id`` once when it is observing and due (``plan``
     and the sealed payload document checked against the journal first); return the child as
-    the journal holds it afterwards."""
+    the journal holds it afterwards. ``quiet``: the caller's unrecorded polls, kept from one
+    call to the next (the next poll is due at ``quiet.next_due``)."""
     operation = journal.get_child(operation_id)
     if operation.state_name not in OBSERVING_STATES:
         return operation
@@ -191,11 +194,12 @@ def observe_receipt(plan: RestDeliveryPlan, operation_id: str, journal: Supervis
     parent = run.writer.load_parent(operation.parent_id)
     check_plan(plan, parent)
     sealed = read_sealed(parent, operation, artifacts)
-    if run.due_in(operation.next_check_after) > 0:
+    quiet = quiet if quiet is not None else QuietPolls()
+    if run.due_in(quiet.next_due(operation.next_check_after)) > 0:
         return operation
     run.telemetry.admitted(parent.plan_digest)
     with run.telemetry.child("observe", operation):
-        outcome = observe(run, operation, sealed, wait=False, once=True)
+        outcome = observe(run, operation, sealed, wait=False, once=True, quiet=quiet)
     if isinstance(outcome, DeliveryBlocked) and outcome.code == OBSERVATION_LIMIT:
         # Nothing is polled any more, yet the child stays observing: say so, or a trigger
         # would wait on it for ever.

@@ -101,7 +101,7 @@ def _transitioned(tx: UnitOfWork, contract: StateContract, request: TransitionRe
         tx, contract, row, decision, expected_revision=request.expected_revision, epoch=epoch,
         actor=lease.holder, receipt=request.receipt, next_check_after=request.next_check_after,
         error_code=request.error_code, reconciliation_id=request.reconciliation_id,
-        evidence_digest=request.evidence_digest)
+        evidence_digest=request.evidence_digest, observation_polls=request.observation_polls)
     if request.observation is not None:
         tx.run("insert_observation", operation_id=request.operation_id,
                observation_ordinal=updated.observation_ordinal, revision=updated.revision,
