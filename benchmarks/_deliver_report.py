@@ -6,6 +6,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+import _deliver_stages as stages
 from _deliver_paths import Run
 
 MB = 1_000_000
@@ -32,7 +33,19 @@ class Result:
     scenario: str
     journal: str
     sealing: Sealing
+    limits: stages.Limits | None = None
     runs: dict[str, list[Run]] = field(default_factory=dict)
+
+    def stage_report(self) -> tuple[list[str], dict[str, Any]] | None:
+        """The stage table of the in-process repeats against the same-run limits."""
+        runs = self.runs.get("in-process", [])
+        if self.limits is None or not runs:
+            return None
+        bare, dpone = self.median("bare"), self.median("dpone")
+        return stages.render([stages.stage_times(run.spent, run.seconds) for run in runs],
+                             self.limits,
+                             None if bare is None else bare.seconds,
+                             None if dpone is None else dpone.seconds)
 
     def median(self, path: str) -> Run | None:
         runs = sorted(self.runs.get(path, []), key=lambda run: run.seconds)
@@ -83,6 +96,7 @@ class Result:
                 "cpu_median_of_pairs": _round(statistics.median(self.cpu_ratios("telemetry"))
                                               if self.cpu_ratios("telemetry") else None),
                 "per_repeat": [round(r, 3) for r in self.ratios("telemetry")]},
+            "stages": None if (report := self.stage_report()) is None else report[1],
             "per_child_ms_in_process": {
                 part: _round(self.per_child_ms(part))
                 for part in ("journal", "artifacts", "submit", "poll")},
@@ -136,6 +150,8 @@ def render(result: Result, journal_note: str, repeat: int) -> list[str]:
             f"ms/child -- from a separate in-process deliver() with timing proxies on its ports "
             f"(median {run.seconds:.2f} s, not the dpone row above)")
         lines.append("  per call, median in-process run: " + port_calls(run, n))
+    if (report := result.stage_report()) is not None:
+        lines += report[0]
     return lines
 
 

@@ -18,8 +18,10 @@ poll interval 0) and journal, K repeats, the order of the paths rotating each re
 * ``bare``: one ``httpx.Client`` in this process POSTing the sealed request bodies that the
   first dpone run of the scenario sealed and sent (read from its artifact store, digests
   checked, held in memory): the transport's limit;
-* then, apart from those figures, ``deliver()`` in this process with timing proxies on its
-  ports, for the per-child journal and artifact cost.
+* then, apart from those figures, the boundary frozen and sealed again and ``deliver()`` run in
+  this process with timing proxies on its ports: the per-child journal and artifact cost, and
+  the stage report (``_deliver_stages.py``: freeze, seal, admit, drive and verify, each against
+  a limit measured in the same run, and the stage floor).
 
 After every run the receiver's ledger must show every row applied exactly once. Then the cold
 start of the CLI: ``python -X importtime`` of ``dpone --help`` and the wall time of
@@ -48,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout
 import _coldstart
 import _deliver_data as data
 import _deliver_paths as paths
+import _deliver_stages as stages
 from _deliver_report import MB, Result, Sealing, render
 
 from dpone.artifacts import LocalArtifactStore
@@ -131,10 +134,25 @@ class Scenario:
     workload: Path
     resource: str
     plan: RestDeliveryPlan
+    plan_digest: str
     topology: SealedTopology
     sealed_root: Path
     sealing: Sealing
     bodies: paths.Bodies | None = None
+    limits: stages.Limits | None = None
+
+
+def seal_into(plan: RestDeliveryPlan, plan_digest: str, registry: Path,
+              root: Path) -> tuple[SealedTopology, float, float]:
+    """Freeze and seal the boundary into a fresh store at ``root``: the topology, the freeze's
+    seconds and the seal's (planning, encoding, publishing)."""
+    frozen_at: list[float] = []
+    start = time.perf_counter()
+    sealed = seal_boundary(plan, plan_digest, LocalArtifactStore(root), registry_root=registry,
+                           interval_start=data.INTERVAL[0], interval_end=data.INTERVAL[1],
+                           on_frozen=lambda _parent: frozen_at.append(time.perf_counter()))
+    end = time.perf_counter()
+    return sealed.topology, frozen_at[0] - start, end - frozen_at[0]
 
 
 def seal(name: str, registry: Path, scratch: Path) -> Scenario:
@@ -144,18 +162,10 @@ def seal(name: str, registry: Path, scratch: Path) -> Scenario:
     workload = registry / "workloads" / f"{workload_name}.yaml"
     compiled = compile_workload(workload, registry)
     root = scratch / f"sealed-{name}"
-    frozen_at: list[float] = []
-    start = time.perf_counter()
-    sealed = seal_boundary(compiled.plan, compiled.digest, LocalArtifactStore(root),
-                           registry_root=registry, interval_start=data.INTERVAL[0],
-                           interval_end=data.INTERVAL[1],
-                           on_frozen=lambda _parent: frozen_at.append(time.perf_counter()))
-    end = time.perf_counter()
-    topology = sealed.topology
+    topology, freeze_s, seal_s = seal_into(compiled.plan, compiled.digest, registry, root)
     wire = sum(child.request.content_length for child in topology.children)
-    return Scenario(name, workload, resource, compiled.plan, topology, root,
-                    Sealing(topology.total_rows, len(topology.children), wire,
-                            frozen_at[0] - start, end - frozen_at[0]))
+    return Scenario(name, workload, resource, compiled.plan, compiled.digest, topology, root,
+                    Sealing(topology.total_rows, len(topology.children), wire, freeze_s, seal_s))
 
 
 class Bench:
@@ -187,9 +197,15 @@ class Bench:
                 raise RuntimeError("the bare upload needs a dpone run's sealed bodies first")
             run = paths.bare_upload(scenario.plan, scenario.bodies, self.receiver.base_url,
                                     self.token, rows)
-        else:
-            run = paths.in_process(scenario.plan, scenario.topology, scenario.sealed_root,
-                                   journal.in_process, scratch, sealing.wire_bytes)
+        else:  # sealed again from the CSV file, each stage timed (the stage report)
+            root = scratch / "sealed"
+            topology, freeze_s, seal_s = seal_into(scenario.plan, scenario.plan_digest,
+                                                   self.registry, root)
+            if topology != scenario.topology:
+                raise RuntimeError(f"{scenario.name}: sealing again gave another topology")
+            run = paths.in_process(scenario.plan, topology, root, journal.in_process, scratch,
+                                   sealing.wire_bytes)
+            run.spent.update({"stage.freeze": freeze_s, "stage.seal": seal_s})
         ledger = self.receiver.check(f"{scenario.name}/{journal.name}/{path}", run.rows)
         run.ledger = {key: ledger[key] for key in ("rows_total", "duplicate_mutations")}
         shutil.rmtree(scratch, ignore_errors=True)
@@ -201,7 +217,7 @@ class Bench:
                 *(["naive"] if self.args.peer == "naive" else []), "bare"]
 
     def measure(self, scenario: Scenario, journal: Journal) -> Result:
-        result = Result(scenario.name, journal.name, scenario.sealing)
+        result = Result(scenario.name, journal.name, scenario.sealing, scenario.limits)
         for index in range(self.args.repeat):
             order = self.paths[index % len(self.paths):] + self.paths[:index % len(self.paths)]
             for path in [*order, "in-process"]:
@@ -238,6 +254,12 @@ def run(args: argparse.Namespace, scratch: Path, log: TextIO) -> dict[str, Any]:
                 s = scenario.sealing
                 bench.say(f"sealed {name} in this process: freeze {s.freeze_s:.2f} s, seal "
                           f"{s.seal_s:.2f} s; {s.children} children, {s.wire_bytes / MB:.1f} MB")
+                scenario.limits = limits = stages.measure_limits(
+                    scenario.plan, scenario.topology, csv_file, scratch / f"limits-{name}",
+                    "ndjson" if name == "sync" else "csv_gzip")
+                bench.say(f"same-run limits of {name}: freeze {limits.freeze_s:.2f} s, seal "
+                          f"{limits.seal_s:.2f} s on {limits.workers} threads "
+                          f"({limits.seal_one_thread_s:.2f} s on one)")
                 for journal in chosen:
                     results.append((bench.measure(scenario, journal), journal.note))
                 scenario.bodies = None

@@ -3,7 +3,8 @@
 It runs every path (dpone deliver, the naive client, the bare upload, the in-process run) for
 both scenarios on both journals against the row-counting receiver. The script itself stops
 non-zero when a run leaves the receiver with a row missing or applied twice; the test checks
-the same from its JSON document, and that every ratio and peak RSS is a number.
+the same from its JSON document, that every ratio and peak RSS is a number, and that the stage
+report timed each stage and measured its limits and the stage floor.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ def test_delivery_benchmark_runs_every_path_and_every_row_arrives_once(tmp_path:
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     for header in ("sync NDJSON", "async CSV+gzip", "SQLite journal", "PostgreSQL", "dpone/naive",
                    "dpone/bare", "telemetry on/off", "ms/child", "rows/s", "MB/s", "peak RSS MB",
-                   "== cold start", "dpone delivery inspect --help"):
+                   "== cold start", "dpone delivery inspect --help", "stage floor",
+                   "x the stage floor"):
         assert header in result.stdout
     document = json.loads(output.read_text())
     assert {(r["scenario"], r["journal"]) for r in document["results"]} == {
@@ -53,5 +55,11 @@ def test_delivery_benchmark_runs_every_path_and_every_row_arrives_once(tmp_path:
             assert _positive(entry["ratios"][ratio]["median"])
         assert _positive(entry["telemetry_time_on_over_off"]["median"])
         assert _positive(entry["per_child_ms_in_process"]["journal"])
+        stages = entry["stages"]  # the stage report: each stage timed, the limits measured
+        assert set(stages["median_s"]) == {"freeze", "seal", "admit", "drive", "verify"}
+        assert all(_positive(stages["median_s"][name]) for name in ("freeze", "seal", "drive"))
+        assert all(_positive(stages["limits"][name])
+                   for name in ("freeze_s", "seal_s", "seal_one_thread_s", "drive_s"))
+        assert _positive(stages["stage_floor_s"]) and _positive(stages["dpone_over_floor"])
     assert len(document["cold_start"]["importtime_top"]) == 10
     assert all(_positive(wall["median"]) for wall in document["cold_start"]["wall_s"].values())
