@@ -254,12 +254,13 @@ def run(args: argparse.Namespace, scratch: Path, log: TextIO) -> dict[str, Any]:
                 s = scenario.sealing
                 bench.say(f"sealed {name} in this process: freeze {s.freeze_s:.2f} s, seal "
                           f"{s.seal_s:.2f} s; {s.children} children, {s.wire_bytes / MB:.1f} MB")
-                scenario.limits = limits = stages.measure_limits(
-                    scenario.plan, scenario.topology, csv_file, scratch / f"limits-{name}",
-                    "ndjson" if name == "sync" else "csv_gzip")
-                bench.say(f"same-run limits of {name}: freeze {limits.freeze_s:.2f} s, seal "
-                          f"{limits.seal_s:.2f} s on {limits.workers} threads "
-                          f"({limits.seal_one_thread_s:.2f} s on one)")
+                if not args.skip_stage_limits:
+                    scenario.limits = limits = stages.measure_limits(
+                        scenario.plan, scenario.topology, csv_file, scratch / f"limits-{name}",
+                        "ndjson" if name == "sync" else "csv_gzip")
+                    bench.say(f"same-run limits of {name}: freeze {limits.freeze_s:.2f} s, "
+                              f"seal {limits.seal_s:.2f} s on {limits.workers} threads "
+                              f"({limits.seal_one_thread_s:.2f} s on one)")
                 for journal in chosen:
                     results.append((bench.measure(scenario, journal), journal.note))
                 scenario.bodies = None
@@ -289,6 +290,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="lines: the row-counting receiver; mock: `dpone receiver serve` "
                         "(parses every row)")
     parser.add_argument("--skip-cold-start", action="store_true")
+    parser.add_argument("--skip-stage-limits", action="store_true",
+                        help="leave the stage report's limits out (they hold the whole table in "
+                             "memory and one more copy of it on scratch disk)")
     parser.add_argument("--telemetry", action="store_true",
                         help="also run dpone deliver with JSON log events and --metrics-port "
                              "(path telemetry), and print its time over the plain run's")
