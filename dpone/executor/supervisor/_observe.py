@@ -111,16 +111,14 @@ def observe(run: Run, operation: ChildOperation, sealed: SealedChild, *, wait: b
     return operation
 
 
-def observation_limit(run: Run, operation: ChildOperation,
-                      quiet: QuietPolls | None = None) -> DeliveryBlocked:
+def observation_limit(run: Run, operation: ChildOperation, quiet: QuietPolls) -> DeliveryBlocked:
     """The stop of a child whose receipt was polled ``observability.max_observations`` times
     (the journal's ``observation_ordinal``, across every run, and ``quiet``'s unrecorded polls)
     without a terminal answer: no further poll is sent, the effect stays as the journal holds
     it."""
     limit = run.plan.profile.snapshot.observability.max_observations
     return run.blocked(operation, OBSERVATION_LIMIT,
-                       extra={"observations": (quiet or QuietPolls()).counted(
-                           operation.observation_ordinal),
+                       extra={"observations": quiet.counted(operation.observation_ordinal),
                               "max_observations": limit})
 
 

@@ -5,10 +5,10 @@ revision and an observation row per poll. A poll is recorded when its answer cha
 journal knows (the first answer this process reads, a new phase or counter, a terminal, expired
 or unknown outcome, an answer from the ACCEPTED state, the last poll ``max_observations`` allows)
 and, for an unchanged running job, every ``RECORD_EVERY`` th poll: a heartbeat that shows the
-job is still observed. The unrecorded polls
-are counted in process (``QuietPolls``) and the next record advances ``observation_ordinal`` by
-all of them, so ``observability.max_observations`` still bounds the polls sent (a process lost
-between records loses fewer than ``RECORD_EVERY`` of them from the count).
+job is still observed. The unrecorded polls are counted in process (``QuietPolls``) and the
+next record advances ``observation_ordinal`` by all of them, so
+``observability.max_observations`` still bounds the polls sent (a process lost between records
+loses fewer than ``RECORD_EVERY`` of them from the count).
 
 Each poll, recorded or not, is still taken under an observation lease and the account's shared
 poll rate; the next unrecorded check is due by the journal clock after the profile's
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 from dpone.contracts.state import StateName
@@ -40,7 +40,7 @@ class QuietPolls:
 
     count: int = 0
     due: dt.datetime | None = None
-    last: Mapping[str, Any] | None = field(default=None)
+    last: Mapping[str, Any] | None = None
 
     def next_due(self, recorded_due: dt.datetime | None) -> dt.datetime | None:
         """When the next poll is due: the in-process due time while polls went unrecorded."""
@@ -67,6 +67,6 @@ def records_poll(state: StateName, outcome: PollOutcome, observation: Mapping[st
     """True when this poll's answer is journaled (see the module docstring). ``remaining``: the
     polls ``observability.max_observations`` still allows, this one included; the last one is
     always recorded, so a stop at the bound finds every poll in ``observation_ordinal``."""
-    unchanged = quiet.last is not None and dict(observation) == dict(quiet.last)
+    unchanged = quiet.last is not None and observation == quiet.last
     return not (state == StateName.WAITING and outcome == "running" and unchanged
                 and quiet.count + 1 < RECORD_EVERY and remaining > 1)
