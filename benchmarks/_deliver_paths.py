@@ -22,12 +22,13 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
+from _deliver_cpu import CpuWatch, PidSource
 
 from dpone.artifacts import LocalArtifactStore
 from dpone.contracts import DponeError
@@ -278,11 +279,14 @@ def sealed_bodies(plan: RestDeliveryPlan, topology: SealedTopology, store_root: 
 
 
 def bare_upload(plan: RestDeliveryPlan, bodies: Bodies, base_url: str, token: str,
-                rows: int) -> Run:
+                rows: int, watch: Mapping[str, PidSource] | None = None) -> Run:
+    """The sealed bodies POSTed one after another, and the CPU this process and the ``watch``ed
+    processes spent meanwhile (``cpu.*`` in ``spent``)."""
     accepted = set(plan.profile.snapshot.acknowledgement.accepted_statuses)
     with httpx.Client(base_url=base_url, trust_env=False, timeout=300,
                       headers={"Authorization": f"Bearer {token}",
                                "Accept-Encoding": "identity"}) as client:
+        cpu = CpuWatch(watch or {}).start()
         start = time.perf_counter()
         for request, body in bodies:
             headers = dict(request.headers)
@@ -293,7 +297,9 @@ def bare_upload(plan: RestDeliveryPlan, bodies: Bodies, base_url: str, token: st
             if response.status_code not in accepted:
                 raise RuntimeError(f"bare upload: HTTP {response.status_code} {response.text}")
         seconds = time.perf_counter() - start
-    return Run("bare", seconds, rows, sum(len(body) for _, body in bodies), len(bodies))
+        spent = cpu.spent()
+    return Run("bare", seconds, rows, sum(len(body) for _, body in bodies), len(bodies),
+               spent=spent)
 
 
 # -- deliver() in this process, with timing proxies --------------------------------------------
@@ -348,9 +354,11 @@ JournalFactory = Callable[[Path, str], contextlib.AbstractContextManager[Deliver
 
 
 def in_process(plan: RestDeliveryPlan, topology: SealedTopology, sealed_root: Path,
-               open_journal: JournalFactory, scratch: Path, wire_bytes: int) -> Run:
+               open_journal: JournalFactory, scratch: Path, wire_bytes: int,
+               watch: Mapping[str, PidSource] | None = None) -> Run:
     """``deliver()`` with a fresh journal and a fresh store holding the sealed artifacts (hard
-    links), every port call timed."""
+    links), every port call timed, and the CPU this process and the ``watch``ed processes
+    (the receiver, a journal server) spent meanwhile (``cpu.*`` in ``spent``)."""
     shutil.copytree(sealed_root, scratch / "artifacts", copy_function=os.link)
     store = LocalArtifactStore(scratch / "artifacts")
     clock = Clock()
@@ -359,6 +367,7 @@ def in_process(plan: RestDeliveryPlan, topology: SealedTopology, sealed_root: Pa
         ports: dict[str, Any] = {"journal": TimedPort(journal, clock, "journal"),
                                  "artifacts": TimedPort(store, clock, "artifacts"),
                                  "transport": TimedTransport(transport, clock)}
+        cpu = CpuWatch(watch or {}).start()
         start = time.perf_counter()
         try:
             result = deliver(plan, topology, ports["journal"], ports["artifacts"],
@@ -366,6 +375,7 @@ def in_process(plan: RestDeliveryPlan, topology: SealedTopology, sealed_root: Pa
         except DponeError as exc:
             raise RuntimeError(f"in-process deliver() raised {exc.code}: {exc.message}") from exc
         seconds = time.perf_counter() - start
+        clock.spent.update(cpu.spent())
     if not isinstance(result, DeliveryCompleted):
         raise RuntimeError(f"in-process delivery did not complete: {result!r}")
     requests = clock.calls["submit"] + clock.calls["poll"]

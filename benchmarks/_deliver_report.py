@@ -6,6 +6,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+import _deliver_cpu as cpu
 import _deliver_stages as stages
 from _deliver_paths import Run
 
@@ -46,6 +47,12 @@ class Result:
                              self.limits,
                              None if bare is None else bare.seconds,
                              None if dpone is None else dpone.seconds)
+
+    def cpu_report(self) -> tuple[list[str], dict[str, Any]]:
+        """Where the CPU of the in-process runs went (this process, receiver, journal server)."""
+        return cpu.render([(run.seconds, run.spent) for run in self.runs.get("in-process", [])],
+                          [(run.seconds, run.spent) for run in self.runs.get("bare", [])],
+                          self.sealing.children)
 
     def median(self, path: str) -> Run | None:
         runs = sorted(self.runs.get(path, []), key=lambda run: run.seconds)
@@ -97,6 +104,7 @@ class Result:
                                               if self.cpu_ratios("telemetry") else None),
                 "per_repeat": [round(r, 3) for r in self.ratios("telemetry")]},
             "stages": None if (report := self.stage_report()) is None else report[1],
+            "in_process_cpu": self.cpu_report()[1] or None,
             "per_child_ms_in_process": {
                 part: _round(self.per_child_ms(part))
                 for part in ("journal", "artifacts", "submit", "poll")},
@@ -152,6 +160,7 @@ def render(result: Result, journal_note: str, repeat: int) -> list[str]:
         lines.append("  per call, median in-process run: " + port_calls(run, n))
     if (report := result.stage_report()) is not None:
         lines += report[0]
+    lines += result.cpu_report()[0]
     return lines
 
 

@@ -51,6 +51,7 @@ import _coldstart
 import _deliver_data as data
 import _deliver_paths as paths
 import _deliver_stages as stages
+from _deliver_cpu import PidSource
 from _deliver_report import MB, Result, Sealing, render
 
 from dpone.artifacts import LocalArtifactStore
@@ -73,6 +74,8 @@ class Journal:
     note: str
     cli_url: Callable[[Path], contextlib.AbstractContextManager[str]]
     in_process: paths.JournalFactory
+    server_pid: PidSource | None = None
+    """The journal server's root process (PostgreSQL's postmaster), watched for its CPU."""
 
 
 @contextlib.contextmanager
@@ -122,9 +125,11 @@ def journals(names: list[str]) -> Iterator[list[Journal]]:
         with psycopg.connect(cluster.dsn) as probe:
             settings = [str(probe.execute(f"SHOW {name}").fetchone()[0])  # type: ignore[index]
                         for name in ("server_version", "fsync", "synchronous_commit")]
+        postmaster = cluster.primary.data / "postmaster.pid"
         chosen.append(Journal("postgres", f"PostgreSQL {settings[0].split()[0]} journal (fsync="
                               f"{settings[1]}, synchronous_commit={settings[2]}, a fresh schema "
-                              "per run)", schema_url, postgres_journal))
+                              "per run)", schema_url, postgres_journal,
+                              lambda: int(postmaster.read_text().split()[0])))
         yield chosen
 
 
@@ -196,7 +201,7 @@ class Bench:
             if scenario.bodies is None:
                 raise RuntimeError("the bare upload needs a dpone run's sealed bodies first")
             run = paths.bare_upload(scenario.plan, scenario.bodies, self.receiver.base_url,
-                                    self.token, rows)
+                                    self.token, rows, self.watch(journal))
         else:  # sealed again from the CSV file, each stage timed (the stage report)
             root = scratch / "sealed"
             topology, freeze_s, seal_s = seal_into(scenario.plan, scenario.plan_digest,
@@ -204,12 +209,19 @@ class Bench:
             if topology != scenario.topology:
                 raise RuntimeError(f"{scenario.name}: sealing again gave another topology")
             run = paths.in_process(scenario.plan, topology, root, journal.in_process, scratch,
-                                   sealing.wire_bytes)
+                                   sealing.wire_bytes, self.watch(journal))
             run.spent.update({"stage.freeze": freeze_s, "stage.seal": seal_s})
         ledger = self.receiver.check(f"{scenario.name}/{journal.name}/{path}", run.rows)
         run.ledger = {key: ledger[key] for key in ("rows_total", "duplicate_mutations")}
         shutil.rmtree(scratch, ignore_errors=True)
         return run
+
+    def watch(self, journal: Journal) -> dict[str, PidSource]:
+        """The processes besides this one whose CPU an in-process path reports."""
+        watch: dict[str, PidSource] = {"receiver": lambda: self.receiver.process.pid}
+        if journal.server_pid is not None:
+            watch["journal_server"] = journal.server_pid
+        return watch
 
     @property
     def paths(self) -> list[str]:

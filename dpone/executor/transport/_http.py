@@ -54,6 +54,7 @@ from dpone.executor.transport._tls import ssl_context
 from dpone.executor.transport._wire import (
     BODYLESS,
     CLIENT_HEADERS,
+    NoCookies,
     authority_url,
     request_url,
     wire_headers,
@@ -128,7 +129,7 @@ class HttpTransport:
             verify=context,
             limits=httpx.Limits(max_connections=max_connections,
                                 max_keepalive_connections=max_connections),
-            headers=CLIENT_HEADERS,
+            headers=CLIENT_HEADERS, cookies=NoCookies(),
             transport=transport)
         fetch = self._token_fetcher(binding, credential)
         self._auth = build_auth(binding, credential, fetch, clock)

@@ -4,7 +4,9 @@ and for `dpone preview`.
 :func:`authority_url` checks a binding's authority; :func:`request_url` checks a rendered path
 and joins it to that authority; :func:`wire_headers` adds the body's ``Content-Type`` and
 ``Content-Length`` to the request's own headers and refuses a header the transport owns;
-:data:`CLIENT_HEADERS` are the headers the client sends on every request. The preview composes
+:data:`CLIENT_HEADERS` are the headers the client sends on every request, and
+:class:`NoCookies` keeps the client from adding any other (a receiver's ``Set-Cookie`` is never
+stored, so no ``Cookie`` header is ever sent). The preview composes
 them exactly as :class:`~dpone.executor.transport.HttpTransport` does, so what it shows cannot
 drift from what is sent. :func:`credential_header` names the header the binding's credential
 travels in and shows it as its reference: it reads the binding only, never the credential.
@@ -13,7 +15,8 @@ travels in and shows it as its reference: it reads the binding only, never the c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from http.cookiejar import Cookie, CookieJar
+from typing import Any, Final
 
 import httpx
 
@@ -27,6 +30,21 @@ from dpone.executor.transport._credentials import PROVIDER_FIELDS, conn_variable
 CLIENT_HEADERS: Final = {"User-Agent": f"dpone/{__version__}", "Accept-Encoding": "identity"}
 """Sent with every request (``identity``: the byte bound applies to what is actually read)."""
 BODYLESS: Final = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
+
+
+class NoCookies(CookieJar):
+    """The client's cookie jar: it keeps nothing. A request goes out exactly as sealed (or as a
+    poll template renders it), so a receiver's ``Set-Cookie`` adds no ``Cookie`` header to a
+    later submit, replay or receipt poll."""
+
+    def extract_cookies(self, response: Any, request: Any) -> None:
+        return None
+
+    def set_cookie(self, cookie: Cookie) -> None:
+        return None
+
+    def add_cookie_header(self, request: Any) -> None:
+        return None
 
 
 def authority_url(authority: str) -> httpx.URL:

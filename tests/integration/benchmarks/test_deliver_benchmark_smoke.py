@@ -37,7 +37,7 @@ def test_delivery_benchmark_runs_every_path_and_every_row_arrives_once(tmp_path:
     for header in ("sync NDJSON", "async CSV+gzip", "SQLite journal", "PostgreSQL", "dpone/naive",
                    "dpone/bare", "telemetry on/off", "ms/child", "rows/s", "MB/s", "peak RSS MB",
                    "== cold start", "dpone delivery inspect --help", "stage floor",
-                   "x the stage floor"):
+                   "x the stage floor", "cores busy", "ms of CPU per child"):
         assert header in result.stdout
     document = json.loads(output.read_text())
     assert {(r["scenario"], r["journal"]) for r in document["results"]} == {
@@ -61,5 +61,14 @@ def test_delivery_benchmark_runs_every_path_and_every_row_arrives_once(tmp_path:
         assert all(_positive(stages["limits"][name])
                    for name in ("freeze_s", "seal_s", "seal_one_thread_s", "drive_s"))
         assert _positive(stages["stage_floor_s"]) and _positive(stages["dpone_over_floor"])
+        cpu = entry["in_process_cpu"]  # where the CPU of deliver() and of the bare upload went
+        watched = {"user", "sys", "receiver"} | (
+            {"journal_server"} if entry["journal"] == "postgres" else set())
+        assert cpu["cores"] >= 1
+        for path in ("in_process", "bare"):
+            assert set(cpu[path]["median_s"]) == watched, path
+            assert all(cpu[path]["median_s"][name] >= 0 for name in watched)
+            assert _positive(cpu[path]["this_process_ms_per_child"])
+            assert _positive(cpu[path]["cores_busy"])
     assert len(document["cold_start"]["importtime_top"]) == 10
     assert all(_positive(wall["median"]) for wall in document["cold_start"]["wall_s"].values())

@@ -249,3 +249,21 @@ def test_timeouts_from_profile() -> None:
     assert plain.connect == 3
     with pytest.raises(ValueError):
         TransportTimeouts(total=0)
+
+
+def test_a_cookie_the_receiver_sets_is_never_sent_back() -> None:
+    """A request is sent exactly as sealed: a ``Set-Cookie`` of one answer adds no ``Cookie``
+    header to any later request (a submit, a replay or a receipt poll)."""
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json={}, headers=[
+            ("Set-Cookie", "AWSALB=sticky; Path=/"),
+            ("Set-Cookie", "session=abc; Domain=receiver.example.test; Path=/; Secure")])
+
+    with _transport(handler) as transport:
+        for _ in range(3):
+            assert isinstance(transport.send(post()), Response)
+    assert len(seen) == 3
+    assert all("cookie" not in request.headers for request in seen)

@@ -1,0 +1,122 @@
+"""Where the CPU of an in-process delivery goes: this process, the receiver, the journal server.
+
+The drive stage of a synchronous delivery runs on a machine the receiver (and a PostgreSQL
+journal's server) share with it, so its wall time is bounded by the CPU all of them spend.
+:class:`CpuWatch` reads, around one ``deliver()``, this process's user and system seconds
+(``getrusage``) and the CPU seconds of the other processes named by their root pid (the root and
+its direct children, from ``/proc``: Linux only, None elsewhere). :func:`render` prints the
+medians against the wall time and the machine's cores: when the sum is close to the cores times
+the wall, the stage is CPU-bound and only spending less CPU per child makes it faster.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import statistics
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+PidSource = Callable[[], int | None]
+"""The root pid of a watched process tree, read when a watch starts (None: not watched)."""
+
+_PROC = Path("/proc")
+
+
+def _ticks(stat: str) -> tuple[int, int]:
+    """``(ppid, utime + stime)`` of one ``/proc/<pid>/stat`` line."""
+    fields = stat[stat.rindex(")") + 2:].split()
+    return int(fields[1]), int(fields[11]) + int(fields[12])
+
+
+def tree_cpu_s(root: int) -> float | None:
+    """CPU seconds spent so far by ``root`` and its direct children (None without ``/proc``)."""
+    if not (_PROC / str(root) / "stat").exists():
+        return None
+    ticks = 0
+    for entry in _PROC.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid, spent = _ticks((entry / "stat").read_text())
+        except (OSError, ValueError, IndexError):
+            continue  # ended meanwhile, or not a process entry
+        if int(entry.name) == root or ppid == root:
+            ticks += spent
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+class CpuWatch:
+    """CPU seconds of this process and of the ``others`` (name -> root pid) over one block."""
+
+    def __init__(self, others: Mapping[str, PidSource]) -> None:
+        self._roots = {name: source() for name, source in others.items()}
+        self._start: dict[str, float | None] = {}
+        self._self = resource.getrusage(resource.RUSAGE_SELF)
+
+    def start(self) -> CpuWatch:
+        self._self = resource.getrusage(resource.RUSAGE_SELF)
+        self._start = {name: None if pid is None else tree_cpu_s(pid)
+                       for name, pid in self._roots.items()}
+        return self
+
+    def spent(self) -> dict[str, float]:
+        """``cpu.user`` and ``cpu.sys`` of this process, ``cpu.<name>`` of each watched tree."""
+        now = resource.getrusage(resource.RUSAGE_SELF)
+        spent = {"cpu.user": now.ru_utime - self._self.ru_utime,
+                 "cpu.sys": now.ru_stime - self._self.ru_stime}
+        for name, pid in self._roots.items():
+            before = self._start.get(name)
+            after = None if pid is None else tree_cpu_s(pid)
+            if before is not None and after is not None:
+                spent[f"cpu.{name}"] = after - before
+        return spent
+
+
+def _medians(repeats: list[tuple[float, dict[str, float]]]) -> tuple[float, dict[str, float]]:
+    names = sorted({key for _, spent in repeats for key in spent if key.startswith("cpu.")})
+    return (statistics.median(seconds for seconds, _ in repeats),
+            {key.removeprefix("cpu."): statistics.median(spent.get(key, 0.0)
+                                                         for _, spent in repeats)
+             for key in names})
+
+
+def _line(label: str, wall: float, median: dict[str, float], cores: int) -> str:
+    total = sum(median.values())
+    others = "".join(f", {name.replace('_', ' ')} {value:.2f} s" for name, value in
+                     median.items() if name not in ("user", "sys"))
+    return (f"  {label}: this process {median['user'] + median['sys']:.2f} s (user "
+            f"{median['user']:.2f}, system {median['sys']:.2f}){others}: {total:.2f} s of CPU in "
+            f"{wall:.2f} s = {total / wall:.2f} of {cores} cores busy")
+
+
+def render(in_process: list[tuple[float, dict[str, float]]],
+           bare: list[tuple[float, dict[str, float]]],
+           children: int) -> tuple[list[str], dict[str, Any]]:
+    """The CPU lines of the in-process deliveries and of the bare uploads (each repeat: wall
+    seconds, spent), medians of each part, and this process's CPU per child of both."""
+    measured = {name: _medians(runs) for name, runs in (("in_process", in_process),
+                                                        ("bare", bare))
+                if runs and "cpu.user" in runs[0][1]}
+    if "in_process" not in measured:
+        return [], {}
+    cores = os.cpu_count() or 1
+    lines = ["CPU while it ran (median; a stage whose CPU nears the cores times its wall time is "
+             "CPU-bound)"]
+    document: dict[str, Any] = {"cores": cores}
+    labels = {"in_process": "deliver() in process", "bare": "bare upload"}
+    per_child: dict[str, float] = {}
+    for name, (wall, median) in measured.items():
+        lines.append(_line(labels[name], wall, median, cores))
+        per_child[name] = (median["user"] + median["sys"]) / children * 1000
+        document[name] = {"median_s": {k: round(v, 3) for k, v in median.items()},
+                          "wall_s": round(wall, 3),
+                          "cores_busy": round(sum(median.values()) / wall, 2),
+                          "this_process_ms_per_child": round(per_child[name], 2)}
+    if "bare" in per_child:
+        lines.append(f"  this process per child: {per_child['in_process']:.1f} ms delivering, "
+                     f"{per_child['bare']:.1f} ms uploading bare: "
+                     f"{per_child['in_process'] - per_child['bare']:.1f} ms of CPU per child "
+                     "for the journal, the artifacts and the supervisor")
+    return lines, document
