@@ -4,9 +4,12 @@ The drive stage of a synchronous delivery runs on a machine the receiver (and a 
 journal's server) share with it, so its wall time is bounded by the CPU all of them spend.
 :class:`CpuWatch` reads, around one ``deliver()``, this process's user and system seconds
 (``getrusage``) and the CPU seconds of the other processes named by their root pid (the root and
-its direct children, from ``/proc``: Linux only, None elsewhere). :func:`render` prints the
-medians against the wall time and the machine's cores: when the sum is close to the cores times
-the wall, the stage is CPU-bound and only spending less CPU per child makes it faster.
+its direct children, from ``/proc``: Linux only, None elsewhere); the same around the bare
+upload. :func:`render` prints the medians against the wall time and the machine's cores (when
+the sum nears the cores times the wall, the stage is CPU-bound and only spending less CPU per
+child makes it faster), this process's CPU per child delivering and uploading bare, and how the
+delivery's splits over its ports: the CPU time (``time.thread_time``) of the calling thread in
+each journal, artifact and transport call, the rest being the supervisor's own.
 """
 
 from __future__ import annotations
@@ -119,4 +122,30 @@ def render(in_process: list[tuple[float, dict[str, float]]],
                      f"{per_child['bare']:.1f} ms uploading bare: "
                      f"{per_child['in_process'] - per_child['bare']:.1f} ms of CPU per child "
                      "for the journal, the artifacts and the supervisor")
+    parts = _parts(in_process, children)
+    if parts:
+        rest = per_child["in_process"] - sum(parts.values())
+        lines.append("  deliver() per child, by the calling thread's CPU in each port: " + ", ".join(
+            f"{name} {ms:.2f} ms" for name, ms in parts.items()) + f"; the rest {rest:.2f} ms "
+            "(the supervisor: payload check and hash, decisions, threads, telemetry)")
+        document["in_process"]["ms_per_child_by_port"] = {
+            **{name: round(ms, 3) for name, ms in parts.items()}, "rest": round(rest, 3)}
     return lines, document
+
+
+PORTS = {"journal": "journal", "artifacts": "artifacts", "submit": "transport",
+         "poll": "transport"}
+"""The timed ports' categories (``thread_cpu.<category>...``) and the part each is shown as."""
+
+
+def _parts(repeats: list[tuple[float, dict[str, float]]], children: int) -> dict[str, float]:
+    """Median CPU ms per child spent by the calling threads in each port's calls."""
+    if not repeats or not any(key.startswith("thread_cpu.") for key in repeats[0][1]):
+        return {}
+
+    def part(spent: dict[str, float], name: str) -> float:
+        return sum(value for key, value in spent.items()
+                   if key.startswith("thread_cpu.")
+                   and PORTS.get(key.split(".")[1]) == name)
+    return {name: statistics.median(part(spent, name) for _, spent in repeats) / children * 1000
+            for name in dict.fromkeys(PORTS.values())}

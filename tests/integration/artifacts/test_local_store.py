@@ -143,3 +143,55 @@ def test_only_missing_directories_of_a_key_are_created(tmp_path: Path,
     store.put_bytes("evidence/second/attempt-1/response.json", b"{}")
     assert created == ["evidence/second", "evidence/second/attempt-1"]
     assert store.get_bytes("evidence/second/attempt-1/response.json") == b"{}"
+
+
+def _synced_directories(store: LocalArtifactStore, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The directories synced from now on, relative to the store's root (``.`` for the root)."""
+    from dpone.artifacts import _local  # noqa: PLC0415 - the module whose sync is counted
+
+    synced: list[str] = []
+    fsync_directory = _local._fsync_directory
+
+    def counted(directory: Path) -> None:
+        synced.append(directory.relative_to(store.root).as_posix())
+        fsync_directory(directory)
+
+    monkeypatch.setattr(_local, "_fsync_directory", counted)
+    return synced
+
+
+def test_prepared_keys_get_their_directories_with_one_sync_per_parent(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``prepare_keys`` makes the directories of many future keys at once, each parent synced
+    once for all its new entries; it publishes nothing, and a prepared key's write then syncs
+    only the directory it links into."""
+    store = LocalArtifactStore(tmp_path / "store")
+    store.put_bytes("evidence/kept/attempt-1/response.json", b"{}")
+    synced = _synced_directories(store, monkeypatch)
+    keys = [key for child in range(3) for key in (
+        f"markers/ns/op-{child}/1.json", f"evidence/op-{child}/attempt-1/response.json")]
+    store.prepare_keys([*keys, "evidence/kept/attempt-1/verification.json"])
+    assert sorted(synced) == [".", "evidence", "evidence/op-0", "evidence/op-1", "evidence/op-2",
+                              "markers", "markers/ns"]
+    assert all((store.root / key).parent.is_dir() for key in keys)
+    assert all(store.stat(key) is None for key in keys)  # nothing published
+    synced.clear()
+    store.put_bytes(keys[0], b"marker")
+    store.put_bytes(keys[1], b"evidence")
+    assert synced == ["markers/ns/op-0", "evidence/op-0/attempt-1"]
+    assert store.get_bytes(keys[0]) == b"marker"
+    synced.clear()
+    store.prepare_keys(keys)  # every directory is there: nothing is created or synced
+    assert synced == []
+
+
+def test_a_prepared_key_below_an_artifact_is_left_to_its_write(tmp_path: Path) -> None:
+    """A file where a prepared key's directory would go stops nothing: the key's write is
+    refused as any key below another key is."""
+    store = LocalArtifactStore(tmp_path / "store")
+    store.put_bytes("markers/ns/op", b"an artifact")
+    store.prepare_keys(["markers/ns/op/1.json", "markers/ns/other/1.json"])
+    assert (store.root / "markers/ns/other").is_dir()
+    with pytest.raises(DponeError) as refused:
+        store.put_bytes("markers/ns/op/1.json", b"marker")
+    assert refused.value.code == "artifact.conflict"

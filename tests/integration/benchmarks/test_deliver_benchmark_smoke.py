@@ -70,5 +70,8 @@ def test_delivery_benchmark_runs_every_path_and_every_row_arrives_once(tmp_path:
             assert all(cpu[path]["median_s"][name] >= 0 for name in watched)
             assert _positive(cpu[path]["this_process_ms_per_child"])
             assert _positive(cpu[path]["cores_busy"])
+        by_port = cpu["in_process"]["ms_per_child_by_port"]  # the calling threads' CPU per port
+        assert set(by_port) == {"journal", "artifacts", "transport", "rest"}
+        assert all(_positive(by_port[name]) for name in ("journal", "artifacts", "transport"))
     assert len(document["cold_start"]["importtime_top"]) == 10
     assert all(_positive(wall["median"]) for wall in document["cold_start"]["wall_s"].values())
