@@ -175,47 +175,6 @@ class LocalArtifactStore:
                 raise _prefix_conflict(key, current.parent.relative_to(self._root)) from None
             _fsync_directory(current.parent)
 
-    def prepare_keys(self, keys: Iterable[str]) -> None:
-        """Create the missing directories of every key in ``keys`` at once, each parent
-        directory synced once for all the entries made in it (a write of one of these keys then
-        creates and syncs no directory of its own). Nothing is published. A key whose place is
-        taken (a file where a directory would go) is left to its write, which refuses it."""
-        created: list[Path] = []
-        directories = sorted({self._path(key).parent for key in keys})
-        try:
-            if directories and not self._root.is_dir():
-                self._root.mkdir(parents=True, exist_ok=True)
-            for directory in directories:
-                created += self._make_directories(directory)
-            for parent in sorted({path.parent for path in created}):
-                _fsync_directory(parent)
-        except OSError as exc:
-            where = str(exc.filename if exc.filename is not None else self._root)
-            raise unavailable(f"preparing artifact directories under {self._root} failed: "
-                              f"{where}: {exc.strerror or type(exc).__name__}",
-                              path=where) from exc
-
-    def _make_directories(self, directory: Path) -> list[Path]:
-        """Create ``directory`` and its missing parents below the root, unsynced; the ones
-        created. A file in the way stops it quietly (the key's write refuses it)."""
-        missing: list[Path] = []
-        current = directory
-        while current != self._root and not current.is_dir():
-            if os.path.lexists(current):
-                return []
-            missing.append(current)
-            current = current.parent
-        made: list[Path] = []
-        for current in reversed(missing):
-            try:
-                os.mkdir(current)
-            except FileExistsError:  # created meanwhile by another writer, or a file
-                if not current.is_dir():
-                    return made
-                continue
-            made.append(current)
-        return made
-
     # -- retention ------------------------------------------------------------------------------
 
     def expire(self, key: str) -> bool:

@@ -96,16 +96,6 @@ class AdoptsFiles(Protocol):
     def adopt_file(self, key: str, source: Path, digest: str, size: int) -> ArtifactRef: ...
 
 
-@runtime_checkable
-class PreparesKeys(Protocol):
-    """A store whose writes of new keys also create their place (the local store's directories,
-    each synced in its parent): ``prepare_keys`` makes the places of many future keys at once,
-    each parent synced once for all of them, so that the writes of those keys create none. It
-    publishes nothing and changes no existing artifact."""
-
-    def prepare_keys(self, keys: Iterable[str]) -> None: ...
-
-
 class ArtifactExpiryPort(Protocol):
     """The one deletion an artifact store offers, kept apart from :class:`ImmutableArtifactPort`
     so that nothing but `dpone admin prune` (payload retention) can delete: the runtime never

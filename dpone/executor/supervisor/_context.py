@@ -11,20 +11,19 @@ never started and waits in RETRY_WAIT for the next run.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import random
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal
 from urllib.parse import urlsplit
 
-from dpone.contracts import DponeError, RemoteEffect, StrictModel, canonical_json
+from dpone.contracts import RemoteEffect, StrictModel, canonical_json
 from dpone.contracts.binding import LeasePolicy
-from dpone.contracts.journal import ChildOperation, SupervisorJournal, may_attempt_marker_key
+from dpone.contracts.journal import ChildOperation, SupervisorJournal
 from dpone.contracts.plan import RestDeliveryPlan
-from dpone.contracts.ports import Clock, ImmutableArtifactPort, PreparesKeys, RestTransportPort
+from dpone.contracts.ports import Clock, ImmutableArtifactPort, RestTransportPort
 from dpone.contracts.rate import RateScope
 from dpone.contracts.transport import Failure, Response
 from dpone.executor.clock import SleepingWith, SystemClock
@@ -36,8 +35,6 @@ from dpone.executor.supervisor._telemetry import Telemetry
 from dpone.executor.transport import origin_of
 
 DUE_MARGIN_S: Final = 0.05
-SUBMIT_EVIDENCE: Final = "submit-response"
-"""The name of a submit answer's evidence (``evidence/<operation>/attempt-<n>/<name>.json``)."""
 MAX_REASON_CHARS: Final = 160
 
 
@@ -143,25 +140,8 @@ class Run:
     def publish_evidence(self, operation: ChildOperation, name: str,
                          document: Mapping[str, object]) -> str:
         """Publish bounded evidence create-if-absent; returns its digest."""
-        key = evidence_key(operation.operation_id, operation.attempt_ordinal, name)
+        key = f"evidence/{operation.operation_id}/attempt-{operation.attempt_ordinal}/{name}.json"
         return self.artifacts.put_bytes(key, canonical_json(dict(document))).digest
-
-    def prepare_attempts(self, operations: Iterable[ChildOperation]) -> None:
-        """Ready at once the places of the next attempt's MAY_ATTEMPT marker and submit evidence
-        of each of ``operations``, in a store that makes a place per new key
-        (:class:`~dpone.contracts.ports.PreparesKeys`: the local store's directories, each
-        parent synced once). Only an optimization: nothing is published, and a failure leaves
-        each write to make its own place (and report its own error)."""
-        if not isinstance(self.artifacts, PreparesKeys):
-            return
-        namespace = self.plan.environment.operation_namespace
-        keys: list[str] = []
-        for operation in operations:
-            attempt = operation.attempt_ordinal + 1
-            keys += [may_attempt_marker_key(namespace, operation.operation_id, attempt),
-                     evidence_key(operation.operation_id, attempt, SUBMIT_EVIDENCE)]
-        with contextlib.suppress(DponeError):
-            self.artifacts.prepare_keys(keys)
 
     # --- the journal clock (due times); the worker's is ``clock`` ---------------------------------
 
@@ -223,11 +203,6 @@ def open_run(plan: RestDeliveryPlan, journal: SupervisorJournal,
                JournalWriter(journal, holder, leases or LeasePolicy(), observer, telemetry),
                artifacts, transport, run_clock(clock, sleep), rng or random.Random(),
                rate_scope(plan), telemetry, on_wait)
-
-
-def evidence_key(operation_id: str, attempt_ordinal: int, name: str) -> str:
-    """Where the evidence ``name`` of an attempt lives in the artifact store."""
-    return f"evidence/{operation_id}/attempt-{attempt_ordinal}/{name}.json"
 
 
 def rate_scope(plan: RestDeliveryPlan) -> RateScope:

@@ -212,7 +212,6 @@ def drive(run: Run, parent: ParentOperation, sealed: Mapping[int, SealedChild], 
     run.telemetry.admitted(parent.plan_digest)
     tracing.annotate(parent_id=parent.parent_id)
     children = sorted(parent.children, key=lambda child: child.ordinal)
-    run.prepare_attempts(operation for operation in children if _submits(run, operation))
     frontier = Frontier(run.writer, parent, run.family.stride)
     with contextlib.ExitStack() as stack:
         pool = None if width == 1 else stack.enter_context(
@@ -239,13 +238,6 @@ def drive(run: Run, parent: ParentOperation, sealed: Mapping[int, SealedChild], 
         raise
     run.telemetry.ended(RESULT_NAMES[type(result)])
     return result
-
-
-def _submits(run: Run, operation: ChildOperation) -> bool:
-    """``operation`` is submitted next (a child without rows only when the profile submits
-    empty input)."""
-    return ((operation.state_name in SUBMITTABLE_STATES or reconciled_absent(operation))
-            and (not operation.without_rows or submits_empty(run.plan)))
 
 
 def child(run: Run, operation: ChildOperation, sealed: SealedChild, *,

@@ -25,7 +25,7 @@ from dpone.contracts.journal import AttemptPlan, ChildOperation, Lease
 from dpone.contracts.sealed import SealedChild
 from dpone.contracts.state import StateName
 from dpone.executor.supervisor._actions import reconciled_absent, takeover_certified
-from dpone.executor.supervisor._context import SUBMIT_EVIDENCE, Run, Withheld
+from dpone.executor.supervisor._context import Run, Withheld
 from dpone.executor.supervisor._decide import (
     UNKNOWN,
     Exchange,
@@ -223,7 +223,7 @@ def _record(run: Run, operation: ChildOperation, lease: Lease,
     kind, values, code = move.kind, move.values, move.code
     # The bounded response scalars are published before the journal write: a receipt survives
     # even when that write fails (lease lost, journal unavailable).
-    evidence = run.publish_evidence(operation, SUBMIT_EVIDENCE, {
+    evidence = run.publish_evidence(operation, "submit-response", {
         "operation_id": operation.operation_id, "attempt_ordinal": operation.attempt_ordinal,
         "outcome": kind, **values})
     due: dt.datetime | None = None

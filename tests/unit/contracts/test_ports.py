@@ -17,7 +17,7 @@ from support.common import EXAMPLES, ROOT
 PORTS = {"ImmutableArtifactPort", "DeliveryJournalView", "DeliveryJournalPort",
          "JournalReads", "SupervisorJournal",
          "RestTransportPort", "CredentialResolver", "Clock", "ArtifactExpiryPort",
-         "PrunableArtifactPort", "AdoptsFiles", "PreparesKeys", "JournalMetricsView"}
+         "PrunableArtifactPort", "AdoptsFiles", "JournalMetricsView"}
 
 
 def test_every_port_is_a_protocol_declared_in_the_ports_module() -> None:
