@@ -130,6 +130,14 @@ def render(in_process: list[tuple[float, dict[str, float]]],
             "(the supervisor: payload check and hash, decisions, threads, telemetry)")
         document["in_process"]["ms_per_child_by_port"] = {
             **{name: round(ms, 3) for name, ms in parts.items()}, "rest": round(rest, 3)}
+    lent = [(seconds, spent["journal_connection_lent"]) for seconds, spent in in_process
+            if "journal_connection_lent" in spent]
+    if lent:
+        held = statistics.median(share for _, share in lent)
+        wall = statistics.median(seconds for seconds, _ in lent)
+        lines.append(f"  the SQLite journal's one connection, which every transaction holds: lent "
+                     f"{held:.2f} s of the {wall:.2f} s ({held / wall:.0%}; its serial part)")
+        document["in_process"]["journal_connection_lent_s"] = round(held, 3)
     return lines, document
 
 

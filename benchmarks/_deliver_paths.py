@@ -370,6 +370,7 @@ def in_process(plan: RestDeliveryPlan, topology: SealedTopology, sealed_root: Pa
                                  "artifacts": TimedPort(store, clock, "artifacts"),
                                  "transport": TimedTransport(transport, clock)}
         cpu = CpuWatch(watch or {}).start()
+        lent_before = lent_seconds(journal)
         start = time.perf_counter()
         try:
             result = deliver(plan, topology, ports["journal"], ports["artifacts"],
@@ -378,6 +379,8 @@ def in_process(plan: RestDeliveryPlan, topology: SealedTopology, sealed_root: Pa
             raise RuntimeError(f"in-process deliver() raised {exc.code}: {exc.message}") from exc
         seconds = time.perf_counter() - start
         clock.spent.update(cpu.spent())
+        if lent_before is not None:
+            clock.spent["journal_connection_lent"] = (lent_seconds(journal) or 0.0) - lent_before
     if not isinstance(result, DeliveryCompleted):
         raise RuntimeError(f"in-process delivery did not complete: {result!r}")
     requests = clock.calls["submit"] + clock.calls["poll"]
@@ -387,11 +390,34 @@ def in_process(plan: RestDeliveryPlan, topology: SealedTopology, sealed_root: Pa
 
 @contextlib.contextmanager
 def sqlite_journal(scratch: Path, environment_id: str) -> Iterator[DeliveryJournalPort]:
+    """A fresh SQLite journal whose one connection reports how long it was lent
+    (:func:`lent_seconds`): every transaction holds it, so it is the journal's serial part."""
     from dpone.journal.sqlite import SqliteJournal  # noqa: PLC0415
 
     journal = SqliteJournal(scratch / "journal.sqlite3", environment_id=environment_id)
+    database = journal._db  # the benchmark times the adapter's one connection
+    lend = database.connection
+    lent = [0.0]
+
+    @contextlib.contextmanager
+    def timed() -> Iterator[Any]:
+        with lend() as connection:
+            start = time.perf_counter()
+            try:
+                yield connection
+            finally:
+                lent[0] += time.perf_counter() - start
+
+    database.connection = timed  # type: ignore[method-assign]
+    journal.bench_lent_s = lent  # type: ignore[attr-defined]
     try:
         journal.migrate()
         yield journal
     finally:
         journal.close()
+
+
+def lent_seconds(journal: Any) -> float | None:
+    """Seconds the journal's one connection was lent so far (None: not a timed SQLite one)."""
+    lent = getattr(journal, "bench_lent_s", None)
+    return None if lent is None else float(lent[0])

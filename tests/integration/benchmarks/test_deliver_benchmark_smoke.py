@@ -73,5 +73,7 @@ def test_delivery_benchmark_runs_every_path_and_every_row_arrives_once(tmp_path:
         by_port = cpu["in_process"]["ms_per_child_by_port"]  # the calling threads' CPU per port
         assert set(by_port) == {"journal", "artifacts", "transport", "rest"}
         assert all(_positive(by_port[name]) for name in ("journal", "artifacts", "transport"))
+        if entry["journal"] == "sqlite":  # its one connection: the journal's serial part
+            assert _positive(cpu["in_process"]["journal_connection_lent_s"])
     assert len(document["cold_start"]["importtime_top"]) == 10
     assert all(_positive(wall["median"]) for wall in document["cold_start"]["wall_s"].values())
