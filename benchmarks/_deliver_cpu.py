@@ -5,9 +5,9 @@ journal's server) share with it, so its wall time is bounded by the CPU all of t
 :class:`CpuWatch` reads, around one ``deliver()``, this process's user and system seconds
 (``getrusage``) and the CPU seconds of the other processes named by their root pid (the root and
 its direct children, from ``/proc``: Linux only, None elsewhere); the same around the bare
-upload. :func:`render` prints the medians against the wall time and the machine's cores (when
-the sum nears the cores times the wall, the stage is CPU-bound and only spending less CPU per
-child makes it faster), this process's CPU per child delivering and uploading bare, and how the
+and checked uploads. :func:`render` prints the medians against the wall time and the machine's
+cores (when the sum nears the cores times the wall, the stage is CPU-bound and only spending
+less CPU per child makes it faster), this process's CPU per child on each path, and how the
 delivery's splits over its ports: the CPU time (``time.thread_time``) of the calling thread in
 each journal, artifact and transport call, the rest being the supervisor's own.
 """
@@ -94,37 +94,41 @@ def _line(label: str, wall: float, median: dict[str, float], cores: int) -> str:
             f"{wall:.2f} s = {total / wall:.2f} of {cores} cores busy")
 
 
-def render(in_process: list[tuple[float, dict[str, float]]],
-           bare: list[tuple[float, dict[str, float]]],
+LABELS = {"in-process": "deliver() in process", "bare": "bare upload",
+          "checked": "checked upload"}
+"""The paths whose CPU is watched, in the order shown."""
+
+
+def render(runs: dict[str, list[tuple[float, dict[str, float]]]],
            children: int) -> tuple[list[str], dict[str, Any]]:
-    """The CPU lines of the in-process deliveries and of the bare uploads (each repeat: wall
-    seconds, spent), medians of each part, and this process's CPU per child of both."""
-    measured = {name: _medians(runs) for name, runs in (("in_process", in_process),
-                                                        ("bare", bare))
-                if runs and "cpu.user" in runs[0][1]}
-    if "in_process" not in measured:
+    """The CPU lines of the watched paths (``runs``: each repeat's wall seconds and spent, by
+    path), medians of each part, this process's CPU per child of each, and the in-process
+    delivery's CPU per child by port."""
+    measured = {path: _medians(repeats) for path, repeats in runs.items()
+                if repeats and "cpu.user" in repeats[0][1]}
+    if "in-process" not in measured:
         return [], {}
     cores = os.cpu_count() or 1
     lines = ["CPU while it ran (median; a stage whose CPU nears the cores times its wall time is "
              "CPU-bound)"]
     document: dict[str, Any] = {"cores": cores}
-    labels = {"in_process": "deliver() in process", "bare": "bare upload"}
     per_child: dict[str, float] = {}
-    for name, (wall, median) in measured.items():
-        lines.append(_line(labels[name], wall, median, cores))
-        per_child[name] = (median["user"] + median["sys"]) / children * 1000
-        document[name] = {"median_s": {k: round(v, 3) for k, v in median.items()},
-                          "wall_s": round(wall, 3),
-                          "cores_busy": round(sum(median.values()) / wall, 2),
-                          "this_process_ms_per_child": round(per_child[name], 2)}
-    if "bare" in per_child:
-        lines.append(f"  this process per child: {per_child['in_process']:.1f} ms delivering, "
-                     f"{per_child['bare']:.1f} ms uploading bare: "
-                     f"{per_child['in_process'] - per_child['bare']:.1f} ms of CPU per child "
-                     "for the journal, the artifacts and the supervisor")
+    for path, label in LABELS.items():
+        if path not in measured:
+            continue
+        wall, median = measured[path]
+        lines.append(_line(label, wall, median, cores))
+        per_child[path] = (median["user"] + median["sys"]) / children * 1000
+        document[path.replace("-", "_")] = {
+            "median_s": {k: round(v, 3) for k, v in median.items()}, "wall_s": round(wall, 3),
+            "cores_busy": round(sum(median.values()) / wall, 2),
+            "this_process_ms_per_child": round(per_child[path], 2)}
+    lines.append("  this process per child: " + ", ".join(
+        f"{ms:.1f} ms ({LABELS[path]})" for path, ms in per_child.items()))
+    in_process = runs["in-process"]
     parts = _parts(in_process, children)
     if parts:
-        rest = per_child["in_process"] - sum(parts.values())
+        rest = per_child["in-process"] - sum(parts.values())
         lines.append("  deliver() per child, by the calling thread's CPU in each port: " + ", ".join(
             f"{name} {ms:.2f} ms" for name, ms in parts.items()) + f"; the rest {rest:.2f} ms "
             "(the supervisor: payload check and hash, decisions, threads, telemetry)")

@@ -17,7 +17,9 @@ NOTES = {"dpone": "dpone deliver --wait: cold process (imports, freeze, seal, jo
                   "verify)",
          "telemetry": "the same with --log-format json and --metrics-port (events to a file)",
          "naive": "requests + csv + json.dumps per row, no journal (subprocess)",
-         "bare": "httpx, the same sealed bodies from memory, nothing else (in-process)"}
+         "bare": "httpx, the same sealed bodies from memory, nothing else (in-process)",
+         "checked": "the bare upload, each payload read from the store and its SHA-256 checked "
+                    "first (in-process)"}
 
 
 @dataclass
@@ -42,17 +44,17 @@ class Result:
         runs = self.runs.get("in-process", [])
         if self.limits is None or not runs:
             return None
-        bare, dpone = self.median("bare"), self.median("dpone")
+        bare, dpone, checked = self.median("bare"), self.median("dpone"), self.median("checked")
         return stages.render([stages.stage_times(run.spent, run.seconds) for run in runs],
                              self.limits,
                              None if bare is None else bare.seconds,
-                             None if dpone is None else dpone.seconds)
+                             None if dpone is None else dpone.seconds,
+                             None if checked is None else checked.seconds)
 
     def cpu_report(self) -> tuple[list[str], dict[str, Any]]:
         """Where the CPU of the in-process runs went (this process, receiver, journal server)."""
-        return cpu.render([(run.seconds, run.spent) for run in self.runs.get("in-process", [])],
-                          [(run.seconds, run.spent) for run in self.runs.get("bare", [])],
-                          self.sealing.children)
+        return cpu.render({path: [(run.seconds, run.spent) for run in self.runs.get(path, [])]
+                           for path in ("in-process", "bare", "checked")}, self.sealing.children)
 
     def median(self, path: str) -> Run | None:
         runs = sorted(self.runs.get(path, []), key=lambda run: run.seconds)
@@ -96,7 +98,7 @@ class Result:
             "ratios": {f"dpone/{other}": {"median": _round(self.ratio(other)),
                                            "per_repeat": [round(r, 3)
                                                           for r in self.ratios(other)]}
-                       for other in ("naive", "bare") if other in self.runs},
+                       for other in ("naive", "bare", "checked") if other in self.runs},
             "telemetry_time_on_over_off": None if "telemetry" not in self.runs else {
                 "median": _round(self.ratio("telemetry")),
                 "median_of_pairs": _round(statistics.median(self.ratios("telemetry"))),
@@ -124,15 +126,15 @@ def render(result: Result, journal_note: str, repeat: int) -> list[str]:
     lines = [f"== {LABELS[result.scenario]}, {journal_note}: {sealing.rows:,} rows, "
              f"{sealing.children} children, {sealing.wire_bytes / MB:.1f} MB sealed on the wire; "
              f"median of {repeat}",
-             f"{'path':<6} {'s':>7} {'rows/s':>9} {'MB/s':>7} {'peak RSS MB':>11} "
+             f"{'path':<7} {'s':>7} {'rows/s':>9} {'MB/s':>7} {'peak RSS MB':>11} "
              f"{'requests':>8} {'dpone/x':>8}  what"]
-    for path in ("dpone", "telemetry", "naive", "bare"):
+    for path in ("dpone", "telemetry", "naive", "bare", "checked"):
         run = result.median(path)
         if run is None:
             continue
         ratio = result.ratio(path) if path not in ("dpone", "telemetry") else None
         rss = "-" if run.peak_rss_mb is None else f"{run.peak_rss_mb:.0f}"
-        lines.append(f"{path:<6} {run.seconds:>7.2f} {run.rows / run.seconds:>9,.0f} "
+        lines.append(f"{path:<7} {run.seconds:>7.2f} {run.rows / run.seconds:>9,.0f} "
                      f"{run.wire_bytes / MB / run.seconds:>7.1f} {rss:>11} {run.requests:>8} "
                      f"{'' if ratio is None else f'{ratio:.2f}x':>8}  {NOTES[path]}")
     if (cost := result.ratio("telemetry")) is not None:
@@ -144,7 +146,7 @@ def render(result: Result, journal_note: str, repeat: int) -> list[str]:
         if cpu:
             lines.append(f"telemetry on/off: {statistics.median(cpu):.3f}x the CPU seconds "
                          f"(median of the repeats' pairs: {', '.join(f'{r:.3f}' for r in cpu)})")
-    for other in ("naive", "bare"):
+    for other in ("naive", "bare", "checked"):
         if (ratio := result.ratio(other)) is not None:
             lines.append(f"dpone/{other}: {ratio:.2f}x by rows/s{_spread(result.ratios(other))}")
     run = result.median("in-process")

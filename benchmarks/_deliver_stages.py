@@ -157,7 +157,8 @@ def stage_times(spent: dict[str, float], seconds: float) -> dict[str, float]:
 
 
 def render(repeats: list[dict[str, float]], limits: Limits, bare_s: float | None,
-           cold_s: float | None) -> tuple[list[str], dict[str, Any]]:
+           cold_s: float | None,
+           checked_s: float | None = None) -> tuple[list[str], dict[str, Any]]:
     """The stage table (medians of the repeats) and its JSON."""
     median = {name: statistics.median(r[name] for r in repeats) for name in STAGES}
     limit = {"freeze": limits.freeze_s, "seal": limits.seal_s, "drive": bare_s}
@@ -177,6 +178,10 @@ def render(repeats: list[dict[str, float]], limits: Limits, bare_s: float | None
                                 "limits": {**limits.to_json(), "drive_s": bare_s},
                                 "stage_floor_s": None if floor is None else round(floor, 3),
                                 "in_process_total_s": round(staged, 3)}
+    if checked_s is not None:
+        document["drive_over_checked_upload"] = round(median["drive"] / checked_s, 3)
+        lines.append(f"drive over the checked upload (each payload read and its SHA-256 checked "
+                     f"before its POST, {checked_s:.2f} s): {median['drive'] / checked_s:.2f}x")
     lines.append(f"seal limit on one thread: {limits.seal_one_thread_s:.2f} s "
                  f"({limits.seal_one_thread_s / limits.seal_s:.2f}x the {limits.workers}-thread "
                  "limit)")

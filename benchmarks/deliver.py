@@ -18,6 +18,8 @@ poll interval 0) and journal, K repeats, the order of the paths rotating each re
 * ``bare``: one ``httpx.Client`` in this process POSTing the sealed request bodies that the
   first dpone run of the scenario sealed and sent (read from its artifact store, digests
   checked, held in memory): the transport's limit;
+* ``checked``: the same POSTs, each payload read from the store sealed in this process and its
+  SHA-256 checked just before its POST: the least a sender does that never sends altered bytes;
 * then, apart from those figures, the boundary frozen and sealed again and ``deliver()`` run in
   this process with timing proxies on its ports: the per-child journal and artifact cost, and
   the stage report (``_deliver_stages.py``: freeze, seal, admit, drive and verify, each against
@@ -197,6 +199,10 @@ class Bench:
         elif path == "naive":
             run = paths.naive_client(scenario.name, self.csv_file, self.receiver.base_url,
                                      scenario.resource, scratch, self.token)
+        elif path == "checked":
+            run = paths.checked_upload(scenario.plan, scenario.topology, scenario.sealed_root,
+                                       self.receiver.base_url, self.token, rows,
+                                       self.watch(journal))
         elif path == "bare":
             if scenario.bodies is None:
                 raise RuntimeError("the bare upload needs a dpone run's sealed bodies first")
@@ -226,7 +232,7 @@ class Bench:
     @property
     def paths(self) -> list[str]:
         return ["dpone", *(["telemetry"] if self.args.telemetry else []),
-                *(["naive"] if self.args.peer == "naive" else []), "bare"]
+                *(["naive"] if self.args.peer == "naive" else []), "bare", "checked"]
 
     def measure(self, scenario: Scenario, journal: Journal) -> Result:
         result = Result(scenario.name, journal.name, scenario.sealing, scenario.limits)

@@ -19,7 +19,7 @@ import pytest
 
 BENCHMARK = Path(__file__).resolve().parents[3] / "benchmarks" / "deliver.py"
 ROWS = 12_000
-PATHS = {"dpone", "telemetry", "naive", "bare", "in-process"}
+PATHS = {"dpone", "telemetry", "naive", "bare", "checked", "in-process"}
 
 
 def _positive(value: object) -> bool:
@@ -37,7 +37,7 @@ def test_delivery_benchmark_runs_every_path_and_every_row_arrives_once(tmp_path:
     for header in ("sync NDJSON", "async CSV+gzip", "SQLite journal", "PostgreSQL", "dpone/naive",
                    "dpone/bare", "telemetry on/off", "ms/child", "rows/s", "MB/s", "peak RSS MB",
                    "== cold start", "dpone delivery inspect --help", "stage floor",
-                   "x the stage floor", "cores busy", "ms of CPU per child"):
+                   "x the stage floor", "cores busy", "drive over the checked upload"):
         assert header in result.stdout
     document = json.loads(output.read_text())
     assert {(r["scenario"], r["journal"]) for r in document["results"]} == {
@@ -51,7 +51,7 @@ def test_delivery_benchmark_runs_every_path_and_every_row_arrives_once(tmp_path:
                 assert run["rows"] == ROWS
         for path in ("dpone", "naive"):
             assert _positive(entry["median"][path]["peak_rss_mb"])
-        for ratio in ("dpone/naive", "dpone/bare"):
+        for ratio in ("dpone/naive", "dpone/bare", "dpone/checked"):
             assert _positive(entry["ratios"][ratio]["median"])
         assert _positive(entry["telemetry_time_on_over_off"]["median"])
         assert _positive(entry["per_child_ms_in_process"]["journal"])
@@ -61,11 +61,12 @@ def test_delivery_benchmark_runs_every_path_and_every_row_arrives_once(tmp_path:
         assert all(_positive(stages["limits"][name])
                    for name in ("freeze_s", "seal_s", "seal_one_thread_s", "drive_s"))
         assert _positive(stages["stage_floor_s"]) and _positive(stages["dpone_over_floor"])
+        assert _positive(stages["drive_over_checked_upload"])
         cpu = entry["in_process_cpu"]  # where the CPU of deliver() and of the bare upload went
         watched = {"user", "sys", "receiver"} | (
             {"journal_server"} if entry["journal"] == "postgres" else set())
         assert cpu["cores"] >= 1
-        for path in ("in_process", "bare"):
+        for path in ("in_process", "bare", "checked"):
             assert set(cpu[path]["median_s"]) == watched, path
             assert all(cpu[path]["median_s"][name] >= 0 for name in watched)
             assert _positive(cpu[path]["this_process_ms_per_child"])
