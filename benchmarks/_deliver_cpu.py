@@ -51,18 +51,14 @@ def tree_cpu_s(root: int) -> float | None:
 
 
 class CpuWatch:
-    """CPU seconds of this process and of the ``others`` (name -> root pid) over one block."""
+    """CPU seconds of this process and of the ``others`` (name -> root pid) from its creation
+    to each :meth:`spent`."""
 
     def __init__(self, others: Mapping[str, PidSource]) -> None:
         self._roots = {name: source() for name, source in others.items()}
-        self._start: dict[str, float | None] = {}
-        self._self = resource.getrusage(resource.RUSAGE_SELF)
-
-    def start(self) -> CpuWatch:
-        self._self = resource.getrusage(resource.RUSAGE_SELF)
         self._start = {name: None if pid is None else tree_cpu_s(pid)
                        for name, pid in self._roots.items()}
-        return self
+        self._self = resource.getrusage(resource.RUSAGE_SELF)
 
     def spent(self) -> dict[str, float]:
         """``cpu.user`` and ``cpu.sys`` of this process, ``cpu.<name>`` of each watched tree."""

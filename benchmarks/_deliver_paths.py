@@ -5,6 +5,8 @@
 * :func:`naive_client`: ``benchmarks/_naive.py`` as a subprocess, same measurements;
 * :func:`bare_upload`: in this process, one ``httpx.Client`` POSTing the sealed request bodies
   (read into memory beforehand) of a dpone run's artifact store;
+* :func:`checked_upload`: the same POSTs, each payload read and checked by the supervisor's own
+  ``check_payload`` just before its POST;
 * :func:`in_process`: ``deliver()`` in this process with timing proxies on its ports, the source
   of the per-child journal figure (never mixed into the end-to-end figures).
 
@@ -14,7 +16,6 @@ Each run resets the receiver first and checks its ledger after: every row applie
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import shutil
@@ -34,8 +35,9 @@ from dpone.artifacts import LocalArtifactStore
 from dpone.contracts import DponeError
 from dpone.contracts.journal import DeliveryJournalPort
 from dpone.contracts.plan import RestDeliveryPlan
-from dpone.contracts.sealed import SealedTopology
+from dpone.contracts.sealed import SealedChild, SealedTopology
 from dpone.executor.supervisor import DeliveryCompleted, deliver, outbound_request
+from dpone.executor.supervisor._request import check_payload
 from dpone.executor.transport import HttpTransport, OutboundRequest, transport_for
 
 BENCHMARKS = Path(__file__).resolve().parent
@@ -265,17 +267,18 @@ def sealed_bodies(plan: RestDeliveryPlan, topology: SealedTopology, store_root: 
     if held != keys:
         raise RuntimeError(f"the dpone run sealed {len(held)} payloads, this process "
                            f"{len(keys)}; their keys differ")
-    bodies = []
-    for child in topology.children:
-        payload = (store_root / child.payload.key).read_bytes()
-        if "sha256:" + hashlib.sha256(payload).hexdigest() != child.payload.digest:
-            raise RuntimeError(f"payload {child.payload.key} differs from its sealed digest")
-        request = outbound_request(plan, child, store)
-        body = b"".join(request.body)
-        if len(body) != request.content_length:
-            raise RuntimeError("a sealed request body differs from its content length")
-        bodies.append((request, body))
-    return bodies
+    return [_checked_request(plan, child, store) for child in topology.children]
+
+
+def _checked_request(plan: RestDeliveryPlan, child: SealedChild,
+                     store: LocalArtifactStore) -> tuple[OutboundRequest, bytes]:
+    """``child``'s request and body as ``deliver()`` sends them: its payload read from ``store``
+    and checked against the sealed digest by the supervisor's own check."""
+    request = outbound_request(plan, child, store, check_payload(child, store))
+    body = b"".join(request.body)
+    if len(body) != request.content_length:
+        raise RuntimeError("a sealed request body differs from its content length")
+    return request, body
 
 
 def _post(client: httpx.Client, request: OutboundRequest, body: bytes,
@@ -301,7 +304,7 @@ def bare_upload(plan: RestDeliveryPlan, bodies: Bodies, base_url: str, token: st
     processes spent meanwhile (``cpu.*`` in ``spent``)."""
     accepted = set(plan.profile.snapshot.acknowledgement.accepted_statuses)
     with _client(base_url, token) as client:
-        cpu = CpuWatch(watch or {}).start()
+        cpu = CpuWatch(watch or {})
         start = time.perf_counter()
         for request, body in bodies:
             _post(client, request, body, accepted)
@@ -321,14 +324,10 @@ def checked_upload(plan: RestDeliveryPlan, topology: SealedTopology, store_root:
     store = LocalArtifactStore(store_root)
     wire = 0
     with _client(base_url, token) as client:
-        cpu = CpuWatch(watch or {}).start()
+        cpu = CpuWatch(watch or {})
         start = time.perf_counter()
         for child in topology.children:
-            payload = (store_root / child.payload.key).read_bytes()
-            if "sha256:" + hashlib.sha256(payload).hexdigest() != child.payload.digest:
-                raise RuntimeError(f"payload {child.payload.key} differs from its sealed digest")
-            request = outbound_request(plan, child, store, payload)
-            body = b"".join(request.body)
+            request, body = _checked_request(plan, child, store)
             _post(client, request, body, accepted)
             wire += len(body)
         seconds = time.perf_counter() - start
@@ -403,7 +402,7 @@ def in_process(plan: RestDeliveryPlan, topology: SealedTopology, sealed_root: Pa
         ports: dict[str, Any] = {"journal": TimedPort(journal, clock, "journal"),
                                  "artifacts": TimedPort(store, clock, "artifacts"),
                                  "transport": TimedTransport(transport, clock)}
-        cpu = CpuWatch(watch or {}).start()
+        cpu = CpuWatch(watch or {})
         lent_before = lent_seconds(journal)
         start = time.perf_counter()
         try:

@@ -33,17 +33,15 @@ BODYLESS: Final = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
 
 
 class NoCookies(CookieJar):
-    """The client's cookie jar: it keeps nothing. A request goes out exactly as sealed (or as a
-    poll template renders it), so a receiver's ``Set-Cookie`` adds no ``Cookie`` header to a
-    later submit, replay or receipt poll."""
+    """The client's cookie jar: it keeps nothing (a response's cookies are not even parsed), so
+    it never has a ``Cookie`` header to add. A request goes out exactly as sealed (or as a poll
+    template renders it): a receiver's ``Set-Cookie`` changes no later submit, replay or
+    receipt poll."""
 
     def extract_cookies(self, response: Any, request: Any) -> None:
         return None
 
     def set_cookie(self, cookie: Cookie) -> None:
-        return None
-
-    def add_cookie_header(self, request: Any) -> None:
         return None
 
 
