@@ -9,13 +9,13 @@ equal to the short help of the command it stands for.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
 import click
 
+from dpone.cli._process import import_command
 from dpone.observability import tracing
 
 # True while a group renders its "Commands:" listing: lookups then answer with the stand-ins.
@@ -35,7 +35,7 @@ class LazyCommand(click.Command):
     def load(self) -> click.Command:
         """The command this stands for (imports its module)."""
         module_name, _, attribute = self.target.partition(":")
-        command = getattr(importlib.import_module(module_name), attribute)
+        command = getattr(import_command(module_name), attribute)
         if not isinstance(command, click.Command):
             raise TypeError(f"{self.target} is not a click command")
         return command

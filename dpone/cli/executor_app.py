@@ -38,6 +38,7 @@ from dpone.artifacts import open_artifact_store
 from dpone.cli._environment import refuse_new_deliveries_when_off, resolve_control_plane
 from dpone.cli._inputs import CalendarDate, ControlPlaneArgs
 from dpone.cli._output import FORMAT_OPTION, emit, render_error
+from dpone.cli._process import owned_process
 from dpone.cli._source_root import SOURCE_ROOT_VARIABLE
 from dpone.cli._source_root import source_root as located_source
 from dpone.cli._telemetry import LOG_FORMAT_OPTION, PUSHGATEWAY_OPTION, expose, metrics_port_options, pushed
@@ -216,7 +217,8 @@ def run_command(plan_digest: str | None, interval_start: dt.datetime, interval_e
 def main() -> None:
     tracing.configure()  # spans only when the OTEL_* variables ask for them; TRACEPARENT joins
     try:
-        executor(prog_name="dpone-executor")
+        with owned_process():  # everything it runs was imported with this module
+            executor(prog_name="dpone-executor")
     finally:
         tracing.shutdown()  # every exit path, an error's too, flushes the spans
 

@@ -16,6 +16,7 @@ import click
 from dpone import __version__
 from dpone.cli._lazy import LazyGroup
 from dpone.cli._output import JSON_REQUESTED, failures_rendered, wants_json
+from dpone.cli._process import owned_process
 from dpone.cli._telemetry import LOG_FORMAT_OPTION
 from dpone.observability import logs, tracing
 
@@ -125,6 +126,7 @@ for _name, _target, _summary in DELIVERY_COMMANDS:
 def main() -> None:
     tracing.configure()  # spans only when the OTEL_* variables ask for them
     try:
-        cli(prog_name="dpone")
+        with owned_process():
+            cli(prog_name="dpone")
     finally:
         tracing.shutdown()  # every exit path, an error's too, flushes the spans

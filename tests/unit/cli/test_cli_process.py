@@ -1,0 +1,84 @@
+"""A console script's process keeps the collector away from what its imports made
+(:mod:`dpone.cli._process`); a process the script does not own imports as usual."""
+
+from __future__ import annotations
+
+import gc
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from dpone.cli._process import import_command, owned_process
+from support.common import ROOT
+
+# A module no other test imports: its import is really made here, once per test.
+FRESH = "dpone.cli.admin_prune"
+
+
+@pytest.fixture
+def collector() -> Iterator[None]:
+    """Leave the test process's collector as it was: enabled, nothing frozen."""
+    sys.modules.pop(FRESH, None)
+    yield
+    gc.unfreeze()
+    gc.enable()
+
+
+def test_outside_an_owned_process_a_command_imports_as_usual(collector: None) -> None:
+    frozen = gc.get_freeze_count()
+    import_command(FRESH)
+    assert gc.get_freeze_count() == frozen
+    assert gc.isenabled()
+
+
+def test_an_owned_process_freezes_what_a_command_import_made(collector: None) -> None:
+    with owned_process():
+        after_entry = gc.get_freeze_count()
+        assert after_entry > 0  # what was imported before the script ran
+        import_command(FRESH)
+        assert gc.get_freeze_count() > after_entry
+        assert gc.isenabled()  # the collector is back for what the command itself makes
+    tracked = {id(obj) for obj in gc.get_objects()}
+    assert id(sys.modules[FRESH].__dict__) not in tracked  # frozen: in no generation
+
+
+def test_a_paused_collector_stays_paused(collector: None) -> None:
+    gc.disable()
+    with owned_process():
+        import_command(FRESH)
+        assert not gc.isenabled()
+
+
+def test_a_failed_import_leaves_the_collector_running(collector: None) -> None:
+    with owned_process(), pytest.raises(ModuleNotFoundError):
+        import_command("dpone.cli.no_such_command")
+    assert gc.isenabled()
+
+
+@pytest.mark.parametrize(("entry", "argv"), [
+    ("dpone.cli.main", ["delivery", "list", "--help"]),
+    ("dpone.cli.main", ["--version"]),
+    ("dpone.cli.executor_app", ["--help"]),
+])
+def test_each_console_script_runs_its_command_in_an_owned_process(entry: str,
+                                                                   argv: list[str]) -> None:
+    """`dpone` and `dpone-executor` as their entry points run them: at exit the collector runs
+    and the imported modules are frozen out of it."""
+    probe = (
+        "import atexit, gc, json, sys\n"
+        "atexit.register(lambda: print(json.dumps({'enabled': gc.isenabled(), "
+        "'frozen': gc.get_freeze_count(), 'tracked': len(gc.get_objects())}), "
+        "file=sys.stderr))\n"
+        f"sys.argv = ['dpone', *{argv!r}]\n"
+        f"from {entry} import main\n"
+        "main()\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            cwd=ROOT, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    state = json.loads(result.stderr.strip().splitlines()[-1])
+    assert state["enabled"]
+    assert state["frozen"] > state["tracked"]  # most of the process is out of every collection
