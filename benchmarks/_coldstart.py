@@ -1,10 +1,13 @@
 """Cold start of the dpone CLI: ``python -X importtime`` of ``dpone --help`` and the wall time
-of ``dpone --help`` and ``dpone delivery inspect --help`` as fresh processes (median of N)."""
+of ``dpone --help`` and ``dpone delivery inspect --help`` as fresh processes (median of N), each
+also run without the console script's collector freeze (``cli()`` called as a test would, the
+collector walking every imported object: :mod:`dpone.cli._process`), alternated in one run."""
 
 from __future__ import annotations
 
 import statistics
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -13,6 +16,8 @@ from _deliver_paths import DPONE, child_env
 
 COMMANDS = {"dpone --help": ["--help"],
             "dpone delivery inspect --help": ["delivery", "inspect", "--help"]}
+USUAL_COLLECTOR = " (collector as usual)"
+UNFROZEN = [sys.executable, "-c", "from dpone.cli.main import cli; cli(prog_name='dpone')"]
 
 
 @dataclass
@@ -53,12 +58,14 @@ def importtime(top: int) -> tuple[list[Import], int]:
 
 def cold_start(runs: int = 5, top: int = 10) -> ColdStart:
     imports, total = importtime(top)
-    wall: dict[str, list[float]] = {name: [] for name in COMMANDS}
+    entries = {name: entry for base in COMMANDS
+               for name, entry in ((base, DPONE), (base + USUAL_COLLECTOR, UNFROZEN))}
+    wall: dict[str, list[float]] = {name: [] for name in entries}
     for _ in range(runs):  # alternating, like the delivery runs
-        for name, args in COMMANDS.items():
+        for name, entry in entries.items():
             start = time.perf_counter()
-            subprocess.run([*DPONE, *args], capture_output=True, env=child_env("unused"),
-                           check=True)
+            subprocess.run([*entry, *COMMANDS[name.removesuffix(USUAL_COLLECTOR)]],
+                           capture_output=True, env=child_env("unused"), check=True)
             wall[name].append(time.perf_counter() - start)
     return ColdStart(imports, total, wall)
 
@@ -72,4 +79,9 @@ def render(result: ColdStart) -> list[str]:
     for name, runs in result.wall_s.items():
         lines.append(f"{name}: {statistics.median(runs):.2f} s wall, median of {len(runs)} "
                      f"cold processes ({min(runs):.2f}..{max(runs):.2f})")
+    for name in COMMANDS:
+        frozen, usual = (statistics.median(result.wall_s[key])
+                         for key in (name, name + USUAL_COLLECTOR))
+        lines.append(f"{name}: {frozen / usual:.2f}x the same command with the collector as "
+                     f"usual")
     return lines

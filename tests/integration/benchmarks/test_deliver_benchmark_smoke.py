@@ -77,4 +77,8 @@ def test_delivery_benchmark_runs_every_path_and_every_row_arrives_once(tmp_path:
         if entry["journal"] == "sqlite":  # its one connection: the journal's serial part
             assert _positive(cpu["in_process"]["journal_connection_lent_s"])
     assert len(document["cold_start"]["importtime_top"]) == 10
-    assert all(_positive(wall["median"]) for wall in document["cold_start"]["wall_s"].values())
+    walls = document["cold_start"]["wall_s"]
+    assert set(walls) == {f"{command}{variant}" for command in ("dpone --help",
+                                                             "dpone delivery inspect --help")
+                          for variant in ("", " (collector as usual)")}
+    assert all(_positive(wall["median"]) for wall in walls.values())
