@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
+from dpone.compiler._field_docs import describe
 from dpone.compiler.migrations import AUTHORING_FORMATS, schema_annotations
 from dpone.contracts.binding import (
     BINDING_SCHEMA_ID,
@@ -58,6 +59,7 @@ def schema_for(schema_id: str) -> dict[str, Any]:
         body = source.model_json_schema(by_alias=True, mode="validation")
     else:
         body = TypeAdapter(source).json_schema(by_alias=True, mode="validation")
+    describe(body, source)
     _close(body)
     if schema_id in AUTHORING_FORMATS:
         body.update(schema_annotations(schema_id))

@@ -7,7 +7,6 @@ import datetime as dt
 from typing import Annotated, Any, ClassVar
 
 from pydantic import (
-    ConfigDict,
     Field,
     PlainSerializer,
     SerializerFunctionWrapHandler,
@@ -23,8 +22,6 @@ Timestamp = Annotated[dt.datetime, PlainSerializer(dt.datetime.isoformat, return
 class Report(StrictModel):
     """A document (or part of one) a command writes: the fields named in ``OPTIONAL`` appear
     only when the command gave them (a given ``None`` is written as ``null``)."""
-
-    model_config = ConfigDict(**StrictModel.model_config, use_attribute_docstrings=True)
 
     OPTIONAL: ClassVar[frozenset[str]] = frozenset()
 
