@@ -8,156 +8,128 @@ from.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING
 
-from dpone.contracts.certification import CERTIFICATION_SCHEMA_ID, SinkCertification
-from dpone.contracts.documents._audit import AUDIT_EXPORT_SCHEMA_ID, AuditEntry, AuditExport
-from dpone.contracts.documents._children import ChildRow, ReceiptScalar
-from dpone.contracts.documents._compile import (
-    CHECK_RESULT_SCHEMA_ID,
-    PLAN_RESULT_SCHEMA_ID,
-    BindingSummary,
-    CheckResult,
-    CompileSummary,
-    DigestSummary,
-    FenceSummary,
-    MutationSummary,
-    PlanResult,
-    ProfileSummary,
-    PublishedPlan,
-)
-from dpone.contracts.documents._delivery import (
-    DELIVERY_RESULT_SCHEMA_ID,
-    BlockedResult,
-    BlockedSection,
-    CompletedResult,
-    DeliveryResultDocument,
-    EmptyResult,
-    PendingResult,
-    PendingSection,
-    SourceChange,
-    StoppedResult,
-    StoppedSection,
-)
-from dpone.contracts.documents._error import ERROR_SCHEMA_ID, ErrorDocument, ErrorLocation
-from dpone.contracts.documents._fault_matrix import (
-    FAULT_MATRIX_SCHEMA_ID,
-    MatrixCell,
-    MatrixChild,
-    MatrixCommand,
-    MatrixTotals,
-    RemoteEffectFaultMatrix,
-)
-from dpone.contracts.documents._gate import MUTATION_GATE_SCHEMA_ID, MutationGateDocument
-from dpone.contracts.documents._inspection import (
-    DELIVERY_INSPECTION_SCHEMA_ID,
-    AttemptSummary,
-    DeliveryInspection,
-    HeldLease,
-    InspectedChild,
-    KeyEcho,
-    LikelyCause,
-    ObservationSummary,
-    OperatorActionSummary,
-    VerificationBasis,
-)
-from dpone.contracts.documents._list import DELIVERY_LIST_SCHEMA_ID, DeliveryList, ListedDelivery
-from dpone.contracts.documents._metrics import (
-    JOURNAL_METRICS_SCHEMA_ID,
-    JournalMetricsDocument,
-    MetricSeries,
-)
-from dpone.contracts.documents._plan_diff import (
-    PLAN_DIFF_SCHEMA_ID,
-    PLAN_SET_SCHEMA_ID,
-    ChangedField,
-    ChildEstimate,
-    ConsequenceGroup,
-    ExposedDelivery,
-    GoldenPlan,
-    IdentityChange,
-    JournalExposure,
-    PlanComparison,
-    PlanDiffDocument,
-    PlanSet,
-    PlanSide,
-)
-from dpone.contracts.documents._preview import (
-    REQUEST_PREVIEW_SCHEMA_ID,
-    PreviewedRequest,
-    PreviewHeader,
-    PreviewKeys,
-    PreviewReceipt,
-    RequestPreview,
-)
-from dpone.contracts.documents._prune import (
-    PAYLOAD_PRUNE_SCHEMA_ID,
-    PayloadPruneDocument,
-    PruneKeptKey,
-    PruneParent,
-)
-from dpone.contracts.documents._reconciliation import (
-    MAX_EVIDENCE_BYTES,
-    OPERATOR_EVIDENCE_SCHEMA_ID,
-    RECONCILE_RESULT_SCHEMA_ID,
-    RECONCILIATION_KEY_PREFIX,
-    RECONCILIATION_SCHEMA_ID,
-    ArtifactSummary,
-    OperatorEvidence,
-    ProofKind,
-    ProvenEffect,
-    ReconciledCounters,
-    ReconciledState,
-    ReconcileResult,
-    Reconciliation,
-    ReconciliationProof,
-)
-from dpone.contracts.documents._report import Interval, Report, Timestamp
-from dpone.contracts.documents._resume import RESUME_PREVIEW_SCHEMA_ID, PreviewChild, ResumePreview
-from dpone.contracts.documents._revocations import (
-    REVOCATION_LIST_SCHEMA_ID,
-    RevocationChangeSummary,
-    RevocationHistoryEntry,
-    RevocationListDocument,
-    RevokedEntry,
-)
-from dpone.contracts.documents._seal import (
-    SEAL_RESULT_SCHEMA_ID,
-    SealedChildSummary,
-    SealedScope,
-    SealResult,
-)
+from dpone.contracts._exports import lazy_exports
 
-DOCUMENTS: Final[dict[str, Any]] = {
-    CHECK_RESULT_SCHEMA_ID: CheckResult,
-    PLAN_RESULT_SCHEMA_ID: PlanResult,
-    SEAL_RESULT_SCHEMA_ID: SealResult,
-    DELIVERY_RESULT_SCHEMA_ID: DeliveryResultDocument,
-    DELIVERY_INSPECTION_SCHEMA_ID: DeliveryInspection,
-    RESUME_PREVIEW_SCHEMA_ID: ResumePreview,
-    DELIVERY_LIST_SCHEMA_ID: DeliveryList,
-    MUTATION_GATE_SCHEMA_ID: MutationGateDocument,
-    RECONCILE_RESULT_SCHEMA_ID: ReconcileResult,
-    ERROR_SCHEMA_ID: ErrorDocument,
-    REVOCATION_LIST_SCHEMA_ID: RevocationListDocument,
-    PAYLOAD_PRUNE_SCHEMA_ID: PayloadPruneDocument,
-    AUDIT_EXPORT_SCHEMA_ID: AuditExport,
-    JOURNAL_METRICS_SCHEMA_ID: JournalMetricsDocument,
-    PLAN_DIFF_SCHEMA_ID: PlanDiffDocument,
-    PLAN_SET_SCHEMA_ID: PlanSet,
-    REQUEST_PREVIEW_SCHEMA_ID: RequestPreview,
-}
-"""Schema id -> the type its JSON Schema is generated from (a model or an annotated union)."""
-
-ARTIFACT_DOCUMENTS: Final[dict[str, Any]] = {
-    OPERATOR_EVIDENCE_SCHEMA_ID: OperatorEvidence,
-    RECONCILIATION_SCHEMA_ID: Reconciliation,
-    FAULT_MATRIX_SCHEMA_ID: RemoteEffectFaultMatrix,
-    CERTIFICATION_SCHEMA_ID: SinkCertification,
-}
-"""Documents that are not command output: what an operator writes, what reconcile stores, the
-process-cut fault matrix's evidence, and a receiver certification (`dpone profile certify`
-writes it to the registry and prints it with ``--format json``)."""
+if TYPE_CHECKING:
+    from dpone.contracts.documents._audit import AUDIT_EXPORT_SCHEMA_ID, AuditEntry, AuditExport
+    from dpone.contracts.documents._children import ChildRow, ReceiptScalar
+    from dpone.contracts.documents._compile import (
+        CHECK_RESULT_SCHEMA_ID,
+        PLAN_RESULT_SCHEMA_ID,
+        BindingSummary,
+        CheckResult,
+        CompileSummary,
+        DigestSummary,
+        FenceSummary,
+        MutationSummary,
+        PlanResult,
+        ProfileSummary,
+        PublishedPlan,
+    )
+    from dpone.contracts.documents._delivery import (
+        DELIVERY_RESULT_SCHEMA_ID,
+        BlockedResult,
+        BlockedSection,
+        CompletedResult,
+        DeliveryResultDocument,
+        EmptyResult,
+        PendingResult,
+        PendingSection,
+        SourceChange,
+        StoppedResult,
+        StoppedSection,
+    )
+    from dpone.contracts.documents._error import ERROR_SCHEMA_ID, ErrorDocument, ErrorLocation
+    from dpone.contracts.documents._fault_matrix import (
+        FAULT_MATRIX_SCHEMA_ID,
+        MatrixCell,
+        MatrixChild,
+        MatrixCommand,
+        MatrixTotals,
+        RemoteEffectFaultMatrix,
+    )
+    from dpone.contracts.documents._gate import MUTATION_GATE_SCHEMA_ID, MutationGateDocument
+    from dpone.contracts.documents._inspection import (
+        DELIVERY_INSPECTION_SCHEMA_ID,
+        AttemptSummary,
+        DeliveryInspection,
+        HeldLease,
+        InspectedChild,
+        KeyEcho,
+        LikelyCause,
+        ObservationSummary,
+        OperatorActionSummary,
+        VerificationBasis,
+    )
+    from dpone.contracts.documents._list import DELIVERY_LIST_SCHEMA_ID, DeliveryList, ListedDelivery
+    from dpone.contracts.documents._metrics import (
+        JOURNAL_METRICS_SCHEMA_ID,
+        JournalMetricsDocument,
+        MetricSeries,
+    )
+    from dpone.contracts.documents._plan_diff import (
+        PLAN_DIFF_SCHEMA_ID,
+        PLAN_SET_SCHEMA_ID,
+        ChangedField,
+        ChildEstimate,
+        ConsequenceGroup,
+        ExposedDelivery,
+        GoldenPlan,
+        IdentityChange,
+        JournalExposure,
+        PlanComparison,
+        PlanDiffDocument,
+        PlanSet,
+        PlanSide,
+    )
+    from dpone.contracts.documents._preview import (
+        REQUEST_PREVIEW_SCHEMA_ID,
+        PreviewedRequest,
+        PreviewHeader,
+        PreviewKeys,
+        PreviewReceipt,
+        RequestPreview,
+    )
+    from dpone.contracts.documents._prune import (
+        PAYLOAD_PRUNE_SCHEMA_ID,
+        PayloadPruneDocument,
+        PruneKeptKey,
+        PruneParent,
+    )
+    from dpone.contracts.documents._published import ARTIFACT_DOCUMENTS, DOCUMENTS
+    from dpone.contracts.documents._reconciliation import (
+        MAX_EVIDENCE_BYTES,
+        OPERATOR_EVIDENCE_SCHEMA_ID,
+        RECONCILE_RESULT_SCHEMA_ID,
+        RECONCILIATION_KEY_PREFIX,
+        RECONCILIATION_SCHEMA_ID,
+        ArtifactSummary,
+        OperatorEvidence,
+        ProofKind,
+        ProvenEffect,
+        ReconciledCounters,
+        ReconciledState,
+        ReconcileResult,
+        Reconciliation,
+        ReconciliationProof,
+    )
+    from dpone.contracts.documents._report import Interval, Report, Timestamp
+    from dpone.contracts.documents._resume import RESUME_PREVIEW_SCHEMA_ID, PreviewChild, ResumePreview
+    from dpone.contracts.documents._revocations import (
+        REVOCATION_LIST_SCHEMA_ID,
+        RevocationChangeSummary,
+        RevocationHistoryEntry,
+        RevocationListDocument,
+        RevokedEntry,
+    )
+    from dpone.contracts.documents._seal import (
+        SEAL_RESULT_SCHEMA_ID,
+        SealedChildSummary,
+        SealedScope,
+        SealResult,
+    )
 
 __all__ = [
     "ARTIFACT_DOCUMENTS",
@@ -269,3 +241,51 @@ __all__ = [
     "Timestamp",
     "VerificationBasis",
 ]
+
+# Each name is imported from its module on first use (PEP 562): a command that writes one document
+# does not create the models of every other (about 0.04 s of each command's start).
+_MODULES = {
+    "_audit": ("AUDIT_EXPORT_SCHEMA_ID", "AuditEntry", "AuditExport"),
+    "_children": ("ChildRow", "ReceiptScalar"),
+    "_compile": (
+        "CHECK_RESULT_SCHEMA_ID", "PLAN_RESULT_SCHEMA_ID", "BindingSummary", "CheckResult",
+        "CompileSummary", "DigestSummary", "FenceSummary", "MutationSummary", "PlanResult",
+        "ProfileSummary", "PublishedPlan"),
+    "_delivery": (
+        "DELIVERY_RESULT_SCHEMA_ID", "BlockedResult", "BlockedSection", "CompletedResult",
+        "DeliveryResultDocument", "EmptyResult", "PendingResult", "PendingSection", "SourceChange",
+        "StoppedResult", "StoppedSection"),
+    "_error": ("ERROR_SCHEMA_ID", "ErrorDocument", "ErrorLocation"),
+    "_fault_matrix": (
+        "FAULT_MATRIX_SCHEMA_ID", "MatrixCell", "MatrixChild", "MatrixCommand", "MatrixTotals",
+        "RemoteEffectFaultMatrix"),
+    "_gate": ("MUTATION_GATE_SCHEMA_ID", "MutationGateDocument"),
+    "_inspection": (
+        "DELIVERY_INSPECTION_SCHEMA_ID", "AttemptSummary", "DeliveryInspection", "HeldLease",
+        "InspectedChild", "KeyEcho", "LikelyCause", "ObservationSummary", "OperatorActionSummary",
+        "VerificationBasis"),
+    "_list": ("DELIVERY_LIST_SCHEMA_ID", "DeliveryList", "ListedDelivery"),
+    "_metrics": ("JOURNAL_METRICS_SCHEMA_ID", "JournalMetricsDocument", "MetricSeries"),
+    "_plan_diff": (
+        "PLAN_DIFF_SCHEMA_ID", "PLAN_SET_SCHEMA_ID", "ChangedField", "ChildEstimate",
+        "ConsequenceGroup", "ExposedDelivery", "GoldenPlan", "IdentityChange", "JournalExposure",
+        "PlanComparison", "PlanDiffDocument", "PlanSet", "PlanSide"),
+    "_preview": (
+        "REQUEST_PREVIEW_SCHEMA_ID", "PreviewedRequest", "PreviewHeader", "PreviewKeys",
+        "PreviewReceipt", "RequestPreview"),
+    "_prune": ("PAYLOAD_PRUNE_SCHEMA_ID", "PayloadPruneDocument", "PruneKeptKey", "PruneParent"),
+    "_reconciliation": (
+        "MAX_EVIDENCE_BYTES", "OPERATOR_EVIDENCE_SCHEMA_ID", "RECONCILE_RESULT_SCHEMA_ID",
+        "RECONCILIATION_KEY_PREFIX", "RECONCILIATION_SCHEMA_ID", "ArtifactSummary",
+        "OperatorEvidence", "ProofKind", "ProvenEffect", "ReconciledCounters", "ReconciledState",
+        "ReconcileResult", "Reconciliation", "ReconciliationProof"),
+    "_report": ("Interval", "Report", "Timestamp"),
+    "_resume": ("RESUME_PREVIEW_SCHEMA_ID", "PreviewChild", "ResumePreview"),
+    "_revocations": (
+        "REVOCATION_LIST_SCHEMA_ID", "RevocationChangeSummary", "RevocationHistoryEntry",
+        "RevocationListDocument", "RevokedEntry"),
+    "_seal": ("SEAL_RESULT_SCHEMA_ID", "SealedChildSummary", "SealedScope", "SealResult"),
+    "_published": ("ARTIFACT_DOCUMENTS", "DOCUMENTS"),
+}
+__getattr__ = lazy_exports(__name__, {name: module for module, names in _MODULES.items()
+                                      for name in names})

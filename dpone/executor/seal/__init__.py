@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dpone.executor._exports import lazy_exports
+from dpone.contracts._exports import lazy_exports
 
 if TYPE_CHECKING:
     from dpone.executor.seal._boundary import SealedBoundary, seal_boundary

@@ -1,7 +1,7 @@
-"""The supervisor and the sealer import each public name on first use (PEP 562): the names the
-type checker sees (``TYPE_CHECKING`` imports), ``__all__`` and the lazy table stay one list, each
-name is the object its module defines, and asking for one pure policy function does not load
-the HTTP client, Arrow or the grammar."""
+"""The supervisor, the sealer and the documents import each public name on first use (PEP 562):
+the names the type checker sees (``TYPE_CHECKING`` imports), ``__all__`` and the lazy table stay
+one list, each name is the object its module defines, and asking for one pure policy function
+does not load the HTTP client, Arrow or the grammar."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pytest
 
 from support.common import ROOT
 
-PACKAGES = ["dpone.executor.supervisor", "dpone.executor.seal"]
+PACKAGES = ["dpone.executor.supervisor", "dpone.executor.seal", "dpone.contracts.documents"]
 
 
 def _type_checking_names(package: str) -> dict[str, str]:
@@ -56,3 +56,15 @@ def test_the_allowed_actions_policy_loads_no_transport_arrow_or_grammar() -> Non
     ran = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT,
                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
     assert json.loads(ran.stdout) == []
+
+
+def test_writing_one_document_creates_only_the_models_of_its_module() -> None:
+    probe = ("import json, sys\n"
+             "from dpone.contracts.documents import CompletedResult\n"
+             "print(json.dumps(sorted(m for m in sys.modules"
+             " if m.startswith('dpone.contracts.documents.'))))\n")
+    ran = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
+    loaded = {name.rsplit(".", 1)[1] for name in json.loads(ran.stdout)}
+    assert "_delivery" in loaded
+    assert not loaded & {"_plan_diff", "_fault_matrix", "_inspection", "_published"}

@@ -1,11 +1,11 @@
 """A package's public names, each imported from its module on first use (PEP 562).
 
-The supervisor's and the sealer's modules load httpx, pyarrow and the grammar; a caller that
-needs one pure function of theirs (``dpone delivery inspect`` asks the supervisor for the
-allowed next actions) should not pay for the others. The package lists its names under
+The supervisor's and the sealer's modules load httpx, pyarrow and the grammar, and the
+documents' modules create some hundred pydantic models; a caller that needs one piece of them
+(``dpone delivery inspect`` asks the supervisor for the allowed next actions, ``dpone deliver``
+writes one result document) should not pay for the others. The package lists its names under
 ``TYPE_CHECKING`` (what the type checker sees), in ``__all__`` and in the table given here;
-tests/unit/supervisor/test_lazy_package_exports.py keeps the three equal.
-"""
+tests/unit/supervisor/test_lazy_package_exports.py keeps the three equal."""
 
 from __future__ import annotations
 
