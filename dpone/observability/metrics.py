@@ -9,6 +9,7 @@ per request or per step, never per row). A long-running process exposes the regi
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Final
 
 from prometheus_client import (
@@ -18,6 +19,8 @@ from prometheus_client import (
     push_to_gateway,
     start_http_server,
 )
+from prometheus_client.metrics_core import Metric as Family
+from prometheus_client.registry import Collector
 
 from dpone.contracts import DponeError
 from dpone.contracts.metrics import BY_NAME, Metric, status_class
@@ -105,8 +108,30 @@ def serve(port: int, address: str = "127.0.0.1") -> None:
                          hint="choose a free port with --metrics-port") from None
 
 
+class _Grouped(Collector):
+    """What one push may carry under ``grouping``: every family of ``registry``, each sample
+    whose labels name a grouping key only with that key's value. The Pushgateway refuses a
+    whole push whose samples contradict its grouping key (400), so a process that recorded more
+    than one profile pushes each profile's series under its own group and nothing else."""
+
+    def __init__(self, registry: CollectorRegistry, grouping: Mapping[str, str]) -> None:
+        self._registry = registry
+        self._grouping = dict(grouping)
+
+    def collect(self) -> Iterable[Family]:
+        for family in self._registry.collect():
+            grouped = Family(family.name, family.documentation, family.type, family.unit)
+            grouped.samples = [sample for sample in family.samples
+                               if all(sample.labels.get(key, value) == value
+                                      for key, value in self._grouping.items())]
+            yield grouped
+
+
 def push(gateway: str, job: str, grouping: dict[str, str]) -> None:
     """Push :data:`REGISTRY` to the Pushgateway at ``gateway``, replacing the previous push of
     this job and grouping key: the last run's figures per environment and profile (bounded
-    names, never an operation id or a pod name, so the gateway's groups stay bounded)."""
-    push_to_gateway(gateway, job=job, grouping_key=grouping, registry=REGISTRY, timeout=10)
+    names, never an operation id or a pod name, so the gateway's groups stay bounded). Series of
+    another environment or profile the process recorded stay out of this group."""
+    pushed = CollectorRegistry(auto_describe=False)
+    pushed.register(_Grouped(REGISTRY, grouping))
+    push_to_gateway(gateway, job=job, grouping_key=grouping, registry=pushed, timeout=10)

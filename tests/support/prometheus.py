@@ -157,7 +157,9 @@ class Pushgateway(_Daemon):
     def command(self) -> list[str]:
         return [str(find_tool("prometheus-pushgateway")),
                 f"--web.listen-address=127.0.0.1:{self.port}", "--web.enable-admin-api",
-                "--log.level=warn"]
+                # Debian's binary defaults to a shared /var/lib/prometheus/pushgateway.data:
+                # every gateway would load what earlier ones pushed.
+                "--persistence.file=", "--log.level=warn"]
 
     @property
     def address(self) -> str:

@@ -12,10 +12,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Iterator
 from typing import Final
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from support.common import ROOT
 from support.prometheus import (
@@ -112,3 +114,32 @@ def test_pushed_request_failures_reach_the_recording_rules_and_the_alert(
     assert {sample["metric"]["phase"] for sample in p95} == {"submit", "poll_receipt"}
     assert _value(server, f"environment_profile_kind:dpone_rate_limit_wait_seconds:rate5m"
                           f'{{{SERIES},kind="submit"}}') is not None
+
+
+TWO_PROFILES: Final = """
+import sys
+from dpone.observability import metrics
+gateway = sys.argv[1]
+metrics.request("mock.batch-ndjson", "submit", "response", 200, 0.05)
+metrics.request("mock.dataset-jobs", "submit", "response", 200, 0.05)
+metrics.request("mock.dataset-jobs", "poll_receipt", "response", 200, 0.05)
+metrics.push(gateway, "dpone-executor", {"environment": "prod", "profile": "mock.dataset-jobs"})
+metrics.push(gateway, "dpone-executor", {"environment": "prod", "profile": "mock.batch-ndjson"})
+"""
+
+
+def test_a_process_that_recorded_two_profiles_pushes_each_under_its_own_group(
+        pushgateway: str) -> None:
+    """The Pushgateway refuses a whole push whose samples contradict its grouping key: each
+    push carries only its own profile's series."""
+    subprocess.run([sys.executable, "-c", TWO_PROFILES, pushgateway], check=True, cwd=ROOT,
+                   env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True)
+    with urllib.request.urlopen(f"{pushgateway}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    requests = [sample for family in text_string_to_metric_families(text)
+                if family.name == "dpone_requests" for sample in family.samples
+                if sample.name == "dpone_requests_total"]
+    assert sorted((s.labels["profile"], s.labels["phase"], s.value) for s in requests) == [
+        ("mock.batch-ndjson", "submit", 1.0),
+        ("mock.dataset-jobs", "poll_receipt", 1.0),
+        ("mock.dataset-jobs", "submit", 1.0)]
