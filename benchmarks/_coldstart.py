@@ -58,14 +58,13 @@ def importtime(top: int) -> tuple[list[Import], int]:
 
 def cold_start(runs: int = 5, top: int = 10) -> ColdStart:
     imports, total = importtime(top)
-    entries = {name: entry for base in COMMANDS
-               for name, entry in ((base, DPONE), (base + USUAL_COLLECTOR, UNFROZEN))}
-    wall: dict[str, list[float]] = {name: [] for name in entries}
+    argvs = {name: [*entry, *args] for base, args in COMMANDS.items()
+             for name, entry in ((base, DPONE), (base + USUAL_COLLECTOR, UNFROZEN))}
+    wall: dict[str, list[float]] = {name: [] for name in argvs}
     for _ in range(runs):  # alternating, like the delivery runs
-        for name, entry in entries.items():
+        for name, argv in argvs.items():
             start = time.perf_counter()
-            subprocess.run([*entry, *COMMANDS[name.removesuffix(USUAL_COLLECTOR)]],
-                           capture_output=True, env=child_env("unused"), check=True)
+            subprocess.run(argv, capture_output=True, env=child_env("unused"), check=True)
             wall[name].append(time.perf_counter() - start)
     return ColdStart(imports, total, wall)
 

@@ -5,7 +5,8 @@ documents' modules create some hundred pydantic models; a caller that needs one 
 (``dpone delivery inspect`` asks the supervisor for the allowed next actions, ``dpone deliver``
 writes one result document) should not pay for the others. The package lists its names under
 ``TYPE_CHECKING`` (what the type checker sees), in ``__all__`` and in the table given here;
-tests/unit/supervisor/test_lazy_package_exports.py keeps the three equal."""
+tests/unit/supervisor/test_lazy_package_exports.py keeps the three equal.
+"""
 
 from __future__ import annotations
 

@@ -20,11 +20,14 @@ FRESH = "dpone.cli.admin_prune"
 
 @pytest.fixture
 def collector() -> Iterator[None]:
-    """Leave the test process's collector as it was: enabled, nothing frozen."""
-    sys.modules.pop(FRESH, None)
+    """Leave the test process as it was: the collector enabled, nothing frozen, the module the
+    test imports afresh back as every other test knows it."""
+    before = sys.modules.pop(FRESH, None)
     yield
     gc.unfreeze()
     gc.enable()
+    if before is not None:
+        sys.modules[FRESH] = before
 
 
 def test_outside_an_owned_process_a_command_imports_as_usual(collector: None) -> None:
