@@ -9,7 +9,10 @@ and checked uploads. :func:`render` prints the medians against the wall time and
 cores (when the sum nears the cores times the wall, the stage is CPU-bound and only spending
 less CPU per child makes it faster), this process's CPU per child on each path, and how the
 delivery's splits over its ports: the CPU time (``time.thread_time``) of the calling thread in
-each journal, artifact and transport call, the rest being the supervisor's own.
+each journal, artifact and transport call, the rest being the supervisor's own; and this
+process's context switches per child on each path (``getrusage``: voluntary ones are a thread
+that blocked: a round trip, an fsync, the interpreter lock; involuntary ones are the scheduler
+taking the core back).
 """
 
 from __future__ import annotations
@@ -64,7 +67,9 @@ class CpuWatch:
         """``cpu.user`` and ``cpu.sys`` of this process, ``cpu.<name>`` of each watched tree."""
         now = resource.getrusage(resource.RUSAGE_SELF)
         spent = {"cpu.user": now.ru_utime - self._self.ru_utime,
-                 "cpu.sys": now.ru_stime - self._self.ru_stime}
+                 "cpu.sys": now.ru_stime - self._self.ru_stime,
+                 "switches.voluntary": float(now.ru_nvcsw - self._self.ru_nvcsw),
+                 "switches.involuntary": float(now.ru_nivcsw - self._self.ru_nivcsw)}
         for name, pid in self._roots.items():
             before = self._start.get(name)
             after = None if pid is None else tree_cpu_s(pid)
@@ -121,6 +126,14 @@ def render(runs: dict[str, list[tuple[float, dict[str, float]]]],
             "this_process_ms_per_child": round(per_child[path], 2)}
     lines.append("  this process per child: " + ", ".join(
         f"{ms:.1f} ms ({LABELS[path]})" for path, ms in per_child.items()))
+    switches = _switches(runs, children)
+    if switches:
+        lines.append("  this process's context switches per child, voluntary / involuntary: "
+                     + ", ".join(f"{voluntary:.0f} / {involuntary:.0f} ({LABELS[path]})"
+                                 for path, (voluntary, involuntary) in switches.items()))
+        for path, (voluntary, involuntary) in switches.items():
+            document[path.replace("-", "_")]["context_switches_per_child"] = {
+                "voluntary": round(voluntary, 1), "involuntary": round(involuntary, 1)}
     in_process = runs["in-process"]
     parts = _parts(in_process, children)
     if parts:
@@ -157,3 +170,17 @@ def _parts(repeats: list[tuple[float, dict[str, float]]], children: int) -> dict
                    and PORTS.get(key.split(".")[1]) == name)
     return {name: statistics.median(part(spent, name) for _, spent in repeats) / children * 1000
             for name in dict.fromkeys(PORTS.values())}
+
+
+def _switches(runs: dict[str, list[tuple[float, dict[str, float]]]],
+              children: int) -> dict[str, tuple[float, float]]:
+    """Median voluntary and involuntary context switches per child of each watched path."""
+    found: dict[str, tuple[float, float]] = {}
+    for path, repeats in runs.items():
+        if path not in LABELS or not repeats or "switches.voluntary" not in repeats[0][1]:
+            continue
+        voluntary, involuntary = (
+            statistics.median(spent[f"switches.{kind}"] for _, spent in repeats) / children
+            for kind in ("voluntary", "involuntary"))
+        found[path] = (voluntary, involuntary)
+    return found

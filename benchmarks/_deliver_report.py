@@ -49,7 +49,8 @@ class Result:
                              self.limits,
                              None if bare is None else bare.seconds,
                              None if dpone is None else dpone.seconds,
-                             None if checked is None else checked.seconds)
+                             None if checked is None else checked.seconds,
+                             [stages.stage_cores(run.spent) for run in runs])
 
     def cpu_report(self) -> tuple[list[str], dict[str, Any]]:
         """Where the CPU of the in-process runs went (this process, receiver, journal server)."""

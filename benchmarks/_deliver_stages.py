@@ -55,26 +55,53 @@ LIMIT_NOTES = {
 }
 
 
+@dataclass(frozen=True)
+class Timed:
+    """A span's wall seconds and the CPU seconds this process (every thread) spent in it."""
+
+    seconds: float
+    cpu_s: float
+
+    @staticmethod
+    def now() -> tuple[float, float]:
+        return time.perf_counter(), time.process_time()
+
+    @staticmethod
+    def between(start: tuple[float, float], end: tuple[float, float]) -> Timed:
+        return Timed(end[0] - start[0], end[1] - start[1])
+
+    @property
+    def cores_busy(self) -> float:
+        return self.cpu_s / self.seconds if self.seconds > 0 else 0.0
+
+
 @dataclass
 class Limits:
-    """One scenario's same-run limits (the fastest of ``repeat`` runs of each)."""
+    """One scenario's same-run limits (the fastest of ``repeat`` runs of each), with the cores
+    the fastest run kept busy (this process's CPU over its wall time)."""
 
     freeze_s: float
     seal_s: float
     seal_one_thread_s: float
     workers: int
+    freeze_cores: float = 0.0
+    seal_cores: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {"freeze_s": round(self.freeze_s, 3), "seal_s": round(self.seal_s, 3),
-                "seal_one_thread_s": round(self.seal_one_thread_s, 3), "workers": self.workers}
+                "seal_one_thread_s": round(self.seal_one_thread_s, 3), "workers": self.workers,
+                "freeze_cores_busy": round(self.freeze_cores, 2),
+                "seal_cores_busy": round(self.seal_cores, 2)}
 
 
-def _fastest(action: Callable[[], Any], repeat: int) -> tuple[Any, float]:
-    best, result = float("inf"), None
+def _fastest(action: Callable[[], Any], repeat: int) -> tuple[Any, Timed]:
+    best, result = Timed(float("inf"), 0.0), None
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = Timed.now()
         result = action()
-        best = min(best, time.perf_counter() - start)
+        timed = Timed.between(start, Timed.now())
+        if timed.seconds < best.seconds:
+            best = timed
     return result, best
 
 
@@ -133,8 +160,8 @@ def measure_limits(plan: RestDeliveryPlan, topology: SealedTopology, csv_file: P
     """The scenario's freeze and seal limits on this machine, now (``kind``: ``ndjson`` or
     ``csv_gzip``, the scenario's payload)."""
     scratch.mkdir(parents=True, exist_ok=True)
-    table, freeze_s = _fastest(lambda: _sorted_table(plan, csv_file, scratch / "bare.arrow"),
-                               repeat)
+    table, freeze = _fastest(lambda: _sorted_table(plan, csv_file, scratch / "bare.arrow"),
+                             repeat)
     (scratch / "bare.arrow").unlink()
     level = plan.profile.snapshot.codec.gzip.level
     counts = [child.descriptor.row_count for child in topology.children]
@@ -142,9 +169,10 @@ def measure_limits(plan: RestDeliveryPlan, topology: SealedTopology, csv_file: P
         raise RuntimeError(f"the bare freeze read {table.num_rows} rows, the topology holds "
                            f"{sum(counts)}")
     workers = os.cpu_count() or 1
-    _, seal_s = _fastest(lambda: _seal_all(table, counts, kind, level, scratch, workers), repeat)
-    _, one_s = _fastest(lambda: _seal_all(table, counts, kind, level, scratch, 1), repeat)
-    return Limits(freeze_s, seal_s, one_s, workers)
+    _, seal = _fastest(lambda: _seal_all(table, counts, kind, level, scratch, workers), repeat)
+    _, one = _fastest(lambda: _seal_all(table, counts, kind, level, scratch, 1), repeat)
+    return Limits(freeze.seconds, seal.seconds, one.seconds, workers, freeze.cores_busy,
+                  seal.cores_busy)
 
 
 def stage_times(spent: dict[str, float], seconds: float) -> dict[str, float]:
@@ -156,10 +184,26 @@ def stage_times(spent: dict[str, float], seconds: float) -> dict[str, float]:
             "admit": admit, "drive": seconds - admit - verify, "verify": verify}
 
 
+def stage_cores(spent: dict[str, float]) -> dict[str, float]:
+    """One in-process repeat's cores busy in freeze and in seal: this process's CPU (every
+    thread) over the stage's wall time (``stage_cpu.*`` recorded by the run itself)."""
+    return {name: spent[f"stage_cpu.{name}"] / spent[f"stage.{name}"]
+            for name in ("freeze", "seal") if spent.get(f"stage.{name}")}
+
+
+def _cores_line(cores: list[dict[str, float]], limits: Limits) -> tuple[str, dict[str, Any]]:
+    busy = {name: statistics.median(c[name] for c in cores) for name in ("freeze", "seal")}
+    line = (f"cores busy (this process's CPU over wall, median; {limits.workers} cores): "
+            f"freeze {busy['freeze']:.2f} (its limit {limits.freeze_cores:.2f}), "
+            f"seal {busy['seal']:.2f} (its limit {limits.seal_cores:.2f})")
+    return line, {name: round(value, 2) for name, value in busy.items()}
+
+
 def render(repeats: list[dict[str, float]], limits: Limits, bare_s: float | None,
-           cold_s: float | None,
-           checked_s: float | None = None) -> tuple[list[str], dict[str, Any]]:
-    """The stage table (medians of the repeats) and its JSON."""
+           cold_s: float | None, checked_s: float | None = None,
+           cores: list[dict[str, float]] | None = None) -> tuple[list[str], dict[str, Any]]:
+    """The stage table (medians of the repeats) and its JSON; with ``cores`` (each repeat's
+    :func:`stage_cores`), the cores freeze and seal kept busy next to their limits'."""
     median = {name: statistics.median(r[name] for r in repeats) for name in STAGES}
     limit = {"freeze": limits.freeze_s, "seal": limits.seal_s, "drive": bare_s}
     lines = [f"stages, in process from the CSV file (median of {len(repeats)}), each against "
@@ -182,6 +226,9 @@ def render(repeats: list[dict[str, float]], limits: Limits, bare_s: float | None
         document["drive_over_checked_upload"] = round(median["drive"] / checked_s, 3)
         lines.append(f"drive over the checked upload (each payload read and its SHA-256 checked "
                      f"before its POST, {checked_s:.2f} s): {median['drive'] / checked_s:.2f}x")
+    if cores:
+        line, document["cores_busy"] = _cores_line(cores, limits)
+        lines.append(line)
     lines.append(f"seal limit on one thread: {limits.seal_one_thread_s:.2f} s "
                  f"({limits.seal_one_thread_s / limits.seal_s:.2f}x the {limits.workers}-thread "
                  "limit)")

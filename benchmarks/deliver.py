@@ -150,16 +150,18 @@ class Scenario:
 
 
 def seal_into(plan: RestDeliveryPlan, plan_digest: str, registry: Path,
-              root: Path) -> tuple[SealedTopology, float, float]:
-    """Freeze and seal the boundary into a fresh store at ``root``: the topology, the freeze's
-    seconds and the seal's (planning, encoding, publishing)."""
-    frozen_at: list[float] = []
-    start = time.perf_counter()
+              root: Path) -> tuple[SealedTopology, stages.Timed, stages.Timed]:
+    """Freeze and seal the boundary into a fresh store at ``root``: the topology, then the
+    freeze's and the seal's (planning, encoding, publishing) wall and CPU seconds (this
+    process's, every thread's)."""
+    frozen_at: list[tuple[float, float]] = []
+    start = stages.Timed.now()
     sealed = seal_boundary(plan, plan_digest, LocalArtifactStore(root), registry_root=registry,
                            interval_start=data.INTERVAL[0], interval_end=data.INTERVAL[1],
-                           on_frozen=lambda _parent: frozen_at.append(time.perf_counter()))
-    end = time.perf_counter()
-    return sealed.topology, frozen_at[0] - start, end - frozen_at[0]
+                           on_frozen=lambda _parent: frozen_at.append(stages.Timed.now()))
+    end = stages.Timed.now()
+    return (sealed.topology, stages.Timed.between(start, frozen_at[0]),
+            stages.Timed.between(frozen_at[0], end))
 
 
 def seal(name: str, registry: Path, scratch: Path) -> Scenario:
@@ -169,10 +171,11 @@ def seal(name: str, registry: Path, scratch: Path) -> Scenario:
     workload = registry / "workloads" / f"{workload_name}.yaml"
     compiled = compile_workload(workload, registry)
     root = scratch / f"sealed-{name}"
-    topology, freeze_s, seal_s = seal_into(compiled.plan, compiled.digest, registry, root)
+    topology, freeze, sealing = seal_into(compiled.plan, compiled.digest, registry, root)
     wire = sum(child.request.content_length for child in topology.children)
     return Scenario(name, workload, resource, compiled.plan, compiled.digest, topology, root,
-                    Sealing(topology.total_rows, len(topology.children), wire, freeze_s, seal_s))
+                    Sealing(topology.total_rows, len(topology.children), wire, freeze.seconds,
+                            sealing.seconds))
 
 
 class Bench:
@@ -210,13 +213,15 @@ class Bench:
                                     self.token, rows, self.watch(journal))
         else:  # sealed again from the CSV file, each stage timed (the stage report)
             root = scratch / "sealed"
-            topology, freeze_s, seal_s = seal_into(scenario.plan, scenario.plan_digest,
-                                                   self.registry, root)
+            topology, freeze, sealing_stage = seal_into(scenario.plan, scenario.plan_digest,
+                                                        self.registry, root)
             if topology != scenario.topology:
                 raise RuntimeError(f"{scenario.name}: sealing again gave another topology")
             run = paths.in_process(scenario.plan, topology, root, journal.in_process, scratch,
                                    sealing.wire_bytes, self.watch(journal))
-            run.spent.update({"stage.freeze": freeze_s, "stage.seal": seal_s})
+            run.spent.update({"stage.freeze": freeze.seconds, "stage.seal": sealing_stage.seconds,
+                              "stage_cpu.freeze": freeze.cpu_s,
+                              "stage_cpu.seal": sealing_stage.cpu_s})
         ledger = self.receiver.check(f"{scenario.name}/{journal.name}/{path}", run.rows)
         run.ledger = {key: ledger[key] for key in ("rows_total", "duplicate_mutations")}
         shutil.rmtree(scratch, ignore_errors=True)

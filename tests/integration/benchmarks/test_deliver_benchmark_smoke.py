@@ -37,7 +37,8 @@ def test_delivery_benchmark_runs_every_path_and_every_row_arrives_once(tmp_path:
     for header in ("sync NDJSON", "async CSV+gzip", "SQLite journal", "PostgreSQL", "dpone/naive",
                    "dpone/bare", "telemetry on/off", "ms/child", "rows/s", "MB/s", "peak RSS MB",
                    "== cold start", "dpone delivery inspect --help", "stage floor",
-                   "x the stage floor", "cores busy", "drive over the checked upload"):
+                   "x the stage floor", "cores busy", "cores busy (this process's CPU over wall",
+                   "drive over the checked upload"):
         assert header in result.stdout
     document = json.loads(output.read_text())
     assert {(r["scenario"], r["journal"]) for r in document["results"]} == {
@@ -62,6 +63,10 @@ def test_delivery_benchmark_runs_every_path_and_every_row_arrives_once(tmp_path:
                    for name in ("freeze_s", "seal_s", "seal_one_thread_s", "drive_s"))
         assert _positive(stages["stage_floor_s"]) and _positive(stages["dpone_over_floor"])
         assert _positive(stages["drive_over_checked_upload"])
+        # The cores freeze and seal kept busy, theirs and their limits' (CPU over wall time).
+        assert set(stages["cores_busy"]) == {"freeze", "seal"}
+        assert all(_positive(stages["cores_busy"][name]) for name in ("freeze", "seal"))
+        assert all(_positive(stages["limits"][f"{name}_cores_busy"]) for name in ("freeze", "seal"))
         cpu = entry["in_process_cpu"]  # where the CPU of deliver() and of the bare upload went
         watched = {"user", "sys", "receiver"} | (
             {"journal_server"} if entry["journal"] == "postgres" else set())
@@ -71,6 +76,9 @@ def test_delivery_benchmark_runs_every_path_and_every_row_arrives_once(tmp_path:
             assert all(cpu[path]["median_s"][name] >= 0 for name in watched)
             assert _positive(cpu[path]["this_process_ms_per_child"])
             assert _positive(cpu[path]["cores_busy"])
+            switches = cpu[path]["context_switches_per_child"]
+            assert set(switches) == {"voluntary", "involuntary"}
+            assert all(switches[kind] >= 0 for kind in switches)
         by_port = cpu["in_process"]["ms_per_child_by_port"]  # the calling threads' CPU per port
         assert set(by_port) == {"journal", "artifacts", "transport", "rest"}
         assert all(_positive(by_port[name]) for name in ("journal", "artifacts", "transport"))
