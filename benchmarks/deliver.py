@@ -49,6 +49,7 @@ from urllib.parse import quote
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's dpone
 
+import _allocator  # noqa: F401  (first: before pyarrow loads)
 import _coldstart
 import _deliver_data as data
 import _deliver_paths as paths

@@ -38,6 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import _allocator  # noqa: F401  (first: before pyarrow loads)
 import _deliver_data as deliver_data
 import pyarrow as pa
 import pyarrow.compute as pc

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+import _allocator  # noqa: F401  (first: before pyarrow loads)
 import _seal_data as data
 import _seal_json
 import pyarrow as pa

@@ -18,12 +18,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dpone.contracts.mapping import ColumnType, MappedColumn, PayloadMapping
+from dpone.executor._allocator import JEMALLOC_DECAY_MS
 from dpone.executor.source import _failures
-
-JEMALLOC_DECAY_MS = 300
-"""How long jemalloc keeps freed pages before handing them back (pyarrow's default is 1 s): the
-sealer's encoders free a block's texts every few milliseconds, so a shorter delay keeps the
-peak about 20 MB lower at no cost in time; 0 (hand back at once) triples the system time."""
 
 
 @functools.cache
@@ -32,8 +28,10 @@ def bounded_memory_pool() -> str:
     ``ARROW_DEFAULT_MEMORY_POOL`` names a pool: freezing and sealing allocate and free blocks of
     the same few sizes over and over, and jemalloc hands freed pages back to the system sooner
     than mimalloc (pyarrow's default), which keeps the process's peak memory about 40 MB lower at
-    2M rows; freed pages go back after :data:`JEMALLOC_DECAY_MS`. Buffers already allocated keep
-    their pool. Returns the pool's backend name."""
+    2M rows; freed pages go back after
+    :data:`~dpone.executor._allocator.JEMALLOC_DECAY_MS` (a console script's process starts
+    jemalloc with :data:`~dpone.executor._allocator.JEMALLOC_OPTIONS`). Buffers already allocated
+    keep their pool. Returns the pool's backend name."""
     if not os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
         # A pyarrow built without jemalloc keeps its default pool.
         with contextlib.suppress(NotImplementedError):
