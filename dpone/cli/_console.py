@@ -2,13 +2,13 @@
 
 ``dpone-executor``'s app module imports the supervisor and, with it, pyarrow, whose allocator
 reads its options only then: this entry starts the allocator with the product's options
-(:func:`~dpone.executor._allocator.start_arrow_allocator`) before that import. ``dpone`` needs
+(:func:`~dpone._allocator.start_arrow_allocator`) before that import. ``dpone`` needs
 no such entry: :mod:`dpone.cli.main` imports no command until it runs.
 """
 
 from __future__ import annotations
 
-from dpone.executor._allocator import start_arrow_allocator
+from dpone._allocator import start_arrow_allocator
 
 
 def executor() -> None:

@@ -13,7 +13,7 @@ the import's own cyclic garbage (about 700 objects for ``dpone deliver``) stays 
 instead of being collected.
 
 An owned process also starts Arrow's allocator with the product's options
-(:func:`~dpone.executor._allocator.start_arrow_allocator`), which it reads only when pyarrow
+(:func:`~dpone._allocator.start_arrow_allocator`), which it reads only when pyarrow
 loads: ``dpone`` loads pyarrow with the command that needs it; ``dpone-executor``'s app module
 loads it on import, so its entry (:mod:`dpone.cli._console`) starts the allocator first.
 
@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from types import ModuleType
 
-from dpone.executor._allocator import start_arrow_allocator
+from dpone._allocator import start_arrow_allocator
 
 _OWNED: ContextVar[bool] = ContextVar("dpone_cli_process_owned", default=False)
 

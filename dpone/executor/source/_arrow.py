@@ -17,8 +17,8 @@ from collections.abc import Mapping
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from dpone._allocator import JEMALLOC_DECAY_MS
 from dpone.contracts.mapping import ColumnType, MappedColumn, PayloadMapping
-from dpone.executor._allocator import JEMALLOC_DECAY_MS
 from dpone.executor.source import _failures
 
 
@@ -29,8 +29,8 @@ def bounded_memory_pool() -> str:
     the same few sizes over and over, and jemalloc hands freed pages back to the system sooner
     than mimalloc (pyarrow's default), which keeps the process's peak memory about 40 MB lower at
     2M rows; freed pages go back after
-    :data:`~dpone.executor._allocator.JEMALLOC_DECAY_MS` (a console script's process starts
-    jemalloc with :data:`~dpone.executor._allocator.JEMALLOC_OPTIONS`). Buffers already allocated
+    :data:`~dpone._allocator.JEMALLOC_DECAY_MS` (a console script's process starts
+    jemalloc with :data:`~dpone._allocator.JEMALLOC_OPTIONS`). Buffers already allocated
     keep their pool. Returns the pool's backend name."""
     if not os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
         # A pyarrow built without jemalloc keeps its default pool.

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from dpone._allocator import JEMALLOC_OPTIONS, OPTIONS_VARIABLE, start_arrow_allocator
 from dpone.cli._process import import_command, owned_process
-from dpone.executor._allocator import JEMALLOC_OPTIONS, OPTIONS_VARIABLE, start_arrow_allocator
 from support.common import ROOT
 
 # A module no other test imports: its import is really made here, once per test.
