@@ -43,7 +43,7 @@ from dpone.executor.transport import HttpTransport, OutboundRequest, transport_f
 BENCHMARKS = Path(__file__).resolve().parent
 REPO = BENCHMARKS.parent
 TOKEN_ENV = "DPONE_CONN_MOCK_MEASUREMENTS_TOKEN"
-DPONE = [sys.executable, "-c", "from dpone.cli.main import main; main()"]
+DPONE = [sys.executable, "-c", "from dpone.cli._console import dpone; dpone()"]
 HOLDER = "bench-deliver"
 CHILD_TIMEOUT_S = 3600
 

@@ -84,8 +84,8 @@ class Limits:
     seal_s: float
     seal_one_thread_s: float
     workers: int
-    freeze_cores: float = 0.0
-    seal_cores: float = 0.0
+    freeze_cores: float
+    seal_cores: float
 
     def to_json(self) -> dict[str, Any]:
         return {"freeze_s": round(self.freeze_s, 3), "seal_s": round(self.seal_s, 3),

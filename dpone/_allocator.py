@@ -3,7 +3,7 @@
 Freezing and sealing allocate Arrow memory from jemalloc (``source._arrow.bounded_memory_pool``).
 jemalloc reads its options from ``JE_ARROW_MALLOC_CONF`` when pyarrow is first imported, so a
 process that wants them sets them before that import: a console script's process does
-(``dpone.cli._process``); a host process (an Airflow worker, a test run) keeps its own.
+(``dpone.cli._console``); a host process (an Airflow worker, a test run) keeps its own.
 """
 
 from __future__ import annotations

@@ -12,14 +12,8 @@ every later collection. The frozen objects are freed at exit as before, by refer
 the import's own cyclic garbage (about 700 objects for ``dpone deliver``) stays until then
 instead of being collected.
 
-An owned process also starts Arrow's allocator with the product's options
-(:func:`~dpone._allocator.start_arrow_allocator`), which it reads only when pyarrow
-loads: ``dpone`` loads pyarrow with the command that needs it; ``dpone-executor``'s app module
-loads it on import, so its entry (:mod:`dpone.cli._console`) starts the allocator first.
-
 A command run in a process the script does not own (a test's ``CliRunner``, an Airflow worker)
-imports as usual: freezing there would keep any garbage the host had not collected yet, and
-the host's allocator options stay the host's.
+imports as usual: freezing there would keep any garbage the host had not collected yet.
 """
 
 from __future__ import annotations
@@ -31,17 +25,14 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from types import ModuleType
 
-from dpone._allocator import start_arrow_allocator
-
 _OWNED: ContextVar[bool] = ContextVar("dpone_cli_process_owned", default=False)
 
 
 @contextmanager
 def owned_process() -> Iterator[None]:
-    """The whole run of a console script, whose process ends when the command does: Arrow's
-    allocator options set (unless pyarrow is loaded already), what the script imported so far
-    frozen now, each command module :func:`import_command` imports as it loads."""
-    start_arrow_allocator()
+    """The whole run of a console script, whose process ends when the command does: what the
+    script imported so far is frozen now, each command module :func:`import_command` imports
+    as it loads."""
     gc.freeze()
     token = _OWNED.set(True)
     try:

@@ -1,6 +1,7 @@
-"""A console script's process keeps the collector away from what its imports made and starts
-Arrow's allocator with the product's options (:mod:`dpone.cli._process`); a process the script
-does not own imports as usual and keeps its own allocator options."""
+"""A console script's process keeps the collector away from what its imports made
+(:mod:`dpone.cli._process`) and starts Arrow's allocator with the product's options
+(:mod:`dpone.cli._console`); a process the script does not own imports as usual and keeps its
+own allocator options."""
 
 from __future__ import annotations
 
@@ -101,7 +102,7 @@ _ALLOCATOR_PROBE = (
 
 
 @pytest.mark.parametrize(("entry", "function", "argv"), [
-    ("dpone.cli.main", "main", ["deliver", "--help"]),  # pyarrow loads with the command
+    ("dpone.cli._console", "dpone", ["deliver", "--help"]),  # pyarrow loads with the command
     ("dpone.cli._console", "executor", ["--help"]),  # pyarrow loads with the app module
 ])
 def test_each_console_script_starts_arrow_allocator_with_the_product_options(
