@@ -95,8 +95,8 @@ def _line(label: str, wall: float, median: dict[str, float], cores: int) -> str:
             f"{wall:.2f} s = {total / wall:.2f} of {cores} cores busy")
 
 
-LABELS = {"in-process": "deliver() in process", "bare": "bare upload",
-          "checked": "checked upload"}
+LABELS = {"in-process": "deliver() in process", "no-wire": "deliver() with no wire",
+          "bare": "bare upload", "checked": "checked upload"}
 """The paths whose CPU is watched, in the order shown."""
 
 

@@ -8,9 +8,11 @@
 * :func:`checked_upload`: the same POSTs, each payload read and checked by the supervisor's own
   ``check_payload`` just before its POST;
 * :func:`in_process`: ``deliver()`` in this process with timing proxies on its ports, the source
-  of the per-child journal figure (never mixed into the end-to-end figures).
+  of the per-child journal figure (never mixed into the end-to-end figures); the same through a
+  transport that answers at once with no socket (``_answering``) is the ``no-wire`` path.
 
-Each run resets the receiver first and checks its ledger after: every row applied, none twice.
+Each run resets the receiver first and checks its ledger after: every row applied, none twice
+(the ``no-wire`` path sends nothing to it).
 """
 
 from __future__ import annotations
@@ -35,10 +37,11 @@ from dpone.artifacts import LocalArtifactStore
 from dpone.contracts import DponeError
 from dpone.contracts.journal import DeliveryJournalPort
 from dpone.contracts.plan import RestDeliveryPlan
+from dpone.contracts.ports import RestTransportPort
 from dpone.contracts.sealed import SealedChild, SealedTopology
 from dpone.executor.supervisor import DeliveryCompleted, deliver, outbound_request
 from dpone.executor.supervisor._request import check_payload
-from dpone.executor.transport import HttpTransport, OutboundRequest, transport_for
+from dpone.executor.transport import OutboundRequest, transport_for
 
 BENCHMARKS = Path(__file__).resolve().parent
 REPO = BENCHMARKS.parent
@@ -377,7 +380,7 @@ class TimedPort:
 class TimedTransport:
     """The transport port; submits (with a body) and polls are timed apart."""
 
-    def __init__(self, inner: HttpTransport, clock: Clock) -> None:
+    def __init__(self, inner: RestTransportPort, clock: Clock) -> None:
         self._inner, self._clock = inner, clock
 
     def send(self, request: OutboundRequest) -> Any:
@@ -386,19 +389,22 @@ class TimedTransport:
 
 
 JournalFactory = Callable[[Path, str], contextlib.AbstractContextManager[DeliveryJournalPort]]
+TransportFactory = Callable[[RestDeliveryPlan], contextlib.AbstractContextManager[Any]]
 
 
 def in_process(plan: RestDeliveryPlan, topology: SealedTopology, sealed_root: Path,
                open_journal: JournalFactory, scratch: Path, wire_bytes: int,
-               watch: Mapping[str, PidSource] | None = None) -> Run:
+               watch: Mapping[str, PidSource] | None = None,
+               open_transport: TransportFactory = transport_for, label: str = "in-process") -> Run:
     """``deliver()`` with a fresh journal and a fresh store holding the sealed artifacts (hard
     links), every port call timed, and the CPU this process and the ``watch``ed processes
-    (the receiver, a journal server) spent meanwhile (``cpu.*`` in ``spent``)."""
+    (the receiver, a journal server) spent meanwhile (``cpu.*`` in ``spent``);
+    ``open_transport``: the plan's HTTP transport, or another (``_answering``)."""
     shutil.copytree(sealed_root, scratch / "artifacts", copy_function=os.link)
     store = LocalArtifactStore(scratch / "artifacts")
     clock = Clock()
     with open_journal(scratch, plan.environment.snapshot.environment_id) as journal, \
-            transport_for(plan) as transport:
+            open_transport(plan) as transport:
         ports: dict[str, Any] = {"journal": TimedPort(journal, clock, "journal"),
                                  "artifacts": TimedPort(store, clock, "artifacts"),
                                  "transport": TimedTransport(transport, clock)}
@@ -417,7 +423,7 @@ def in_process(plan: RestDeliveryPlan, topology: SealedTopology, sealed_root: Pa
     if not isinstance(result, DeliveryCompleted):
         raise RuntimeError(f"in-process delivery did not complete: {result!r}")
     requests = clock.calls["submit"] + clock.calls["poll"]
-    return Run("in-process", seconds, topology.total_rows, wire_bytes, requests,
+    return Run(label, seconds, topology.total_rows, wire_bytes, requests,
                spent=dict(clock.spent), calls=dict(clock.calls))
 
 

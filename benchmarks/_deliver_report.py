@@ -45,17 +45,20 @@ class Result:
         if self.limits is None or not runs:
             return None
         bare, dpone, checked = self.median("bare"), self.median("dpone"), self.median("checked")
+        unwired = [stages.stage_times(run.spent, run.seconds)["drive"]
+                   for run in self.runs.get("no-wire", [])]
         return stages.render([stages.stage_times(run.spent, run.seconds) for run in runs],
                              self.limits,
                              None if bare is None else bare.seconds,
                              None if dpone is None else dpone.seconds,
                              None if checked is None else checked.seconds,
-                             [stages.stage_cores(run.spent) for run in runs])
+                             [stages.stage_cores(run.spent) for run in runs],
+                             statistics.median(unwired) if unwired else None)
 
     def cpu_report(self) -> tuple[list[str], dict[str, Any]]:
         """Where the CPU of the in-process runs went (this process, receiver, journal server)."""
         return cpu.render({path: [(run.seconds, run.spent) for run in self.runs.get(path, [])]
-                           for path in ("in-process", "bare", "checked")}, self.sealing.children)
+                           for path in cpu.LABELS}, self.sealing.children)
 
     def median(self, path: str) -> Run | None:
         runs = sorted(self.runs.get(path, []), key=lambda run: run.seconds)

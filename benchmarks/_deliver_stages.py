@@ -201,9 +201,12 @@ def _cores_line(cores: list[dict[str, float]], limits: Limits) -> tuple[str, dic
 
 def render(repeats: list[dict[str, float]], limits: Limits, bare_s: float | None,
            cold_s: float | None, checked_s: float | None = None,
-           cores: list[dict[str, float]] | None = None) -> tuple[list[str], dict[str, Any]]:
+           cores: list[dict[str, float]] | None = None,
+           unwired_s: float | None = None) -> tuple[list[str], dict[str, Any]]:
     """The stage table (medians of the repeats) and its JSON; with ``cores`` (each repeat's
-    :func:`stage_cores`), the cores freeze and seal kept busy next to their limits'."""
+    :func:`stage_cores`), the cores freeze and seal kept busy next to their limits'; with
+    ``unwired_s`` (the median drive of the ``no-wire`` path), the drive's own work next to the
+    bare upload."""
     median = {name: statistics.median(r[name] for r in repeats) for name in STAGES}
     limit = {"freeze": limits.freeze_s, "seal": limits.seal_s, "drive": bare_s}
     lines = [f"stages, in process from the CSV file (median of {len(repeats)}), each against "
@@ -226,6 +229,14 @@ def render(repeats: list[dict[str, float]], limits: Limits, bare_s: float | None
         document["drive_over_checked_upload"] = round(median["drive"] / checked_s, 3)
         lines.append(f"drive over the checked upload (each payload read and its SHA-256 checked "
                      f"before its POST, {checked_s:.2f} s): {median['drive'] / checked_s:.2f}x")
+    if unwired_s is not None:
+        document["drive_without_wire_s"] = round(unwired_s, 3)
+        share = f" = {unwired_s / bare_s:.2f}x the bare upload" if bare_s else ""
+        lines.append(f"drive with no wire (a transport answering at once, no socket: journal, "
+                     f"marker, evidence, payload check): {unwired_s:.2f} s{share}, "
+                     f"{unwired_s / median['drive']:.0%} of the drive")
+        if bare_s:
+            document["drive_without_wire_over_bare"] = round(unwired_s / bare_s, 3)
     if cores:
         line, document["cores_busy"] = _cores_line(cores, limits)
         lines.append(line)

@@ -23,7 +23,10 @@ poll interval 0) and journal, K repeats, the order of the paths rotating each re
 * then, apart from those figures, the boundary frozen and sealed again and ``deliver()`` run in
   this process with timing proxies on its ports: the per-child journal and artifact cost, and
   the stage report (``_deliver_stages.py``: freeze, seal, admit, drive and verify, each against
-  a limit measured in the same run, and the stage floor).
+  a limit measured in the same run, and the stage floor);
+* ``no-wire`` (sync only): ``deliver()`` in this process the same way, through a transport that
+  answers every batch at once with no socket (``_answering.py``): the drive's own work per child
+  with nothing to wait for on the wire.
 
 After every run the receiver's ledger must show every row applied exactly once. Then the cold
 start of the CLI: ``python -X importtime`` of ``dpone --help`` and the wall time of
@@ -54,6 +57,7 @@ import _coldstart
 import _deliver_data as data
 import _deliver_paths as paths
 import _deliver_stages as stages
+from _answering import answering_transport
 from _deliver_cpu import PidSource
 from _deliver_report import MB, Result, Sealing, render
 
@@ -207,6 +211,10 @@ class Bench:
             run = paths.checked_upload(scenario.plan, scenario.topology, scenario.sealed_root,
                                        self.receiver.base_url, self.token, rows,
                                        self.watch(journal))
+        elif path == "no-wire":
+            run = paths.in_process(scenario.plan, scenario.topology, scenario.sealed_root,
+                                   journal.in_process, scratch, sealing.wire_bytes,
+                                   self.watch(journal), answering_transport, label=path)
         elif path == "bare":
             if scenario.bodies is None:
                 raise RuntimeError("the bare upload needs a dpone run's sealed bodies first")
@@ -223,8 +231,9 @@ class Bench:
             run.spent.update({"stage.freeze": freeze.seconds, "stage.seal": sealing_stage.seconds,
                               "stage_cpu.freeze": freeze.cpu_s,
                               "stage_cpu.seal": sealing_stage.cpu_s})
-        ledger = self.receiver.check(f"{scenario.name}/{journal.name}/{path}", run.rows)
-        run.ledger = {key: ledger[key] for key in ("rows_total", "duplicate_mutations")}
+        if path != "no-wire":  # the answering transport sends nothing to the receiver
+            ledger = self.receiver.check(f"{scenario.name}/{journal.name}/{path}", run.rows)
+            run.ledger = {key: ledger[key] for key in ("rows_total", "duplicate_mutations")}
         shutil.rmtree(scratch, ignore_errors=True)
         return run
 
@@ -244,7 +253,8 @@ class Bench:
         result = Result(scenario.name, journal.name, scenario.sealing, scenario.limits)
         for index in range(self.args.repeat):
             order = self.paths[index % len(self.paths):] + self.paths[:index % len(self.paths)]
-            for path in [*order, "in-process"]:
+            wireless = ["no-wire"] if scenario.name == "sync" else []  # batches only
+            for path in [*order, "in-process", *wireless]:
                 scratch = self.scratch / f"run-{scenario.name}-{journal.name}-{index}-{path}"
                 run = self.one(path, scenario, journal, scratch)
                 result.runs.setdefault(path, []).append(run)

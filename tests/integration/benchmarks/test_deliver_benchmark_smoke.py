@@ -1,6 +1,7 @@
 """The delivery benchmark runs end to end on a small dataset; figures are never asserted.
 
-It runs every path (dpone deliver, the naive client, the bare upload, the in-process run) for
+It runs every path (dpone deliver, the naive client, the bare upload, the in-process run, and
+for the synchronous scenario the in-process run through a transport that answers at once) for
 both scenarios on both journals against the row-counting receiver. The script itself stops
 non-zero when a run leaves the receiver with a row missing or applied twice; the test checks
 the same from its JSON document, that every ratio and peak RSS is a number, and that the stage
@@ -20,6 +21,8 @@ import pytest
 BENCHMARK = Path(__file__).resolve().parents[3] / "benchmarks" / "deliver.py"
 ROWS = 12_000
 PATHS = {"dpone", "telemetry", "naive", "bare", "checked", "in-process"}
+UNWIRED = "no-wire"
+"""The synchronous scenario's in-process run with no socket: it sends nothing to the receiver."""
 
 
 def _positive(value: object) -> bool:
@@ -38,17 +41,20 @@ def test_delivery_benchmark_runs_every_path_and_every_row_arrives_once(tmp_path:
                    "dpone/bare", "telemetry on/off", "ms/child", "rows/s", "MB/s", "peak RSS MB",
                    "== cold start", "dpone delivery inspect --help", "stage floor",
                    "x the stage floor", "cores busy", "cores busy (this process's CPU over wall",
-                   "drive over the checked upload"):
+                   "drive over the checked upload", "drive with no wire",
+                   "deliver() with no wire"):
         assert header in result.stdout
     document = json.loads(output.read_text())
     assert {(r["scenario"], r["journal"]) for r in document["results"]} == {
         ("sync", "sqlite"), ("sync", "postgres"), ("async", "sqlite"), ("async", "postgres")}
     for entry in document["results"]:
         assert entry["sealed"]["rows"] == ROWS
-        assert set(entry["runs"]) == PATHS
+        sync = entry["scenario"] == "sync"
+        assert set(entry["runs"]) == PATHS | ({UNWIRED} if sync else set())
         for path, runs in entry["runs"].items():
             for run in runs:
-                assert run["receiver"] == {"rows_total": ROWS, "duplicate_mutations": 0}, path
+                assert run["receiver"] == ({} if path == UNWIRED else {
+                    "rows_total": ROWS, "duplicate_mutations": 0}), path
                 assert run["rows"] == ROWS
         for path in ("dpone", "naive"):
             assert _positive(entry["median"][path]["peak_rss_mb"])
@@ -63,6 +69,11 @@ def test_delivery_benchmark_runs_every_path_and_every_row_arrives_once(tmp_path:
                    for name in ("freeze_s", "seal_s", "seal_one_thread_s", "drive_s"))
         assert _positive(stages["stage_floor_s"]) and _positive(stages["dpone_over_floor"])
         assert _positive(stages["drive_over_checked_upload"])
+        if sync:  # the drive's own work with nothing on the wire, next to the bare upload
+            assert _positive(stages["drive_without_wire_s"])
+            assert _positive(stages["drive_without_wire_over_bare"])
+        else:
+            assert "drive_without_wire_s" not in stages
         # The cores freeze and seal kept busy, theirs and their limits' (CPU over wall time).
         assert set(stages["cores_busy"]) == {"freeze", "seal"}
         assert all(_positive(stages["cores_busy"][name]) for name in ("freeze", "seal"))
@@ -71,7 +82,7 @@ def test_delivery_benchmark_runs_every_path_and_every_row_arrives_once(tmp_path:
         watched = {"user", "sys", "receiver"} | (
             {"journal_server"} if entry["journal"] == "postgres" else set())
         assert cpu["cores"] >= 1
-        for path in ("in_process", "bare", "checked"):
+        for path in ("in_process", "bare", "checked", *(["no_wire"] if sync else [])):
             assert set(cpu[path]["median_s"]) == watched, path
             assert all(cpu[path]["median_s"][name] >= 0 for name in watched)
             assert _positive(cpu[path]["this_process_ms_per_child"])
