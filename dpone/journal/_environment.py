@@ -40,6 +40,12 @@ def environment(tx: UnitOfWork, *, lock: EnvironmentLock = "none") -> Environmen
     return decoded
 
 
+def remember(tx: UnitOfWork, current: EnvironmentRow) -> None:
+    """``current`` is the environment row this transaction read by another query: later
+    unlocked reads in the transaction return it."""
+    _READ[tx] = current
+
+
 _READ: weakref.WeakKeyDictionary[UnitOfWork, EnvironmentRow] = weakref.WeakKeyDictionary()
 """The environment row each open transaction read (dropped with the transaction)."""
 

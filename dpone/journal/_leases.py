@@ -21,6 +21,14 @@ from dpone.journal._unit import UnitOfWork
 
 _T = TypeVar("_T")
 
+
+
+class Unread:
+    """Not read yet by this transaction (the type of :data:`UNREAD`)."""
+
+
+UNREAD: Final = Unread()
+
 LEASE_KINDS: Final = frozenset({"mutation", "observation", "checkpoint", "operator"})
 MAX_LEASE_TTL_SECONDS: Final = 86_400
 
@@ -88,7 +96,12 @@ def check_lease_identity(lease: Lease, operation_id: str, kinds: Collection[str]
 def live_lease(tx: UnitOfWork, lease: Lease) -> LeaseRow:
     """The stored lease if ``lease`` still holds it by the database clock, else lease_lost."""
     row = tx.one("check_lease", operation_id=lease.operation_id, kind=lease.kind)
-    stored = LeaseRow.decode(row) if row is not None else None
+    return held_lease(lease, LeaseRow.decode(row) if row is not None else None)
+
+
+def held_lease(lease: Lease, stored: LeaseRow | None) -> LeaseRow:
+    """``stored`` (the lease as this transaction read it) if ``lease`` still holds it by the
+    database clock, else lease_lost."""
     if (stored is None or stored.holder != lease.holder or stored.token != lease.token
             or not stored.live):
         raise DponeError(code="journal.lease_lost", operation_id=lease.operation_id,
@@ -173,16 +186,20 @@ def admitted_lease_refusal(tx: UnitOfWork, tenancy: Tenancy, plan_digest: str,
                       tx.codec.moment(stored["expires_at"]))
 
 
-def check_submit_holder(tx: UnitOfWork, row: ChildRow, lease: Lease) -> AttemptRow | None:
+def check_submit_holder(tx: UnitOfWork, row: ChildRow, lease: Lease,
+                        latest: AttemptRow | Unread | None = UNREAD) -> AttemptRow | None:
     """After SUBMITTING only the lease that submitted records its outcome or replays.
 
     Returns the latest attempt when the check applies (a mutation lease on a SUBMITTING
-    tuple), else None.
+    tuple), else None. ``latest``: the latest attempt as this transaction read it with
+    ``row`` (None: there is none), instead of reading it again.
     """
     if lease.kind != "mutation" or not row.submitting:
         return None
-    stored = tx.one("latest_attempt", operation_id=row.operation_id)
-    attempt = AttemptRow.decode(stored) if stored is not None else None
+    if isinstance(latest, Unread):
+        stored = tx.one("latest_attempt", operation_id=row.operation_id)
+        latest = AttemptRow.decode(stored) if stored is not None else None
+    attempt = latest
     if attempt is None or (attempt.lease_holder, attempt.lease_token) != (
             lease.holder, lease.token):
         raise DponeError(code="journal.lease_lost", operation_id=row.operation_id,

@@ -25,10 +25,15 @@ def children(tx: UnitOfWork, query: str, /, **params: Any) -> list[ChildRow]:
 
 def require_child(tx: UnitOfWork, operation_id: str) -> ChildRow:
     row = tx.one("get_child", operation_id=operation_id)
+    return present_child(operation_id, ChildRow.decode(tx.codec, row) if row is not None else None)
+
+
+def present_child(operation_id: str, row: ChildRow | None) -> ChildRow:
+    """``row`` (the child as this transaction read it), or ``journal.not_found``."""
     if row is None:
         raise DponeError(code="journal.not_found", operation_id=operation_id,
                          message=f"no child operation {operation_id} in this environment")
-    return ChildRow.decode(tx.codec, row)
+    return row
 
 
 def require_parent(tx: UnitOfWork, parent_id: str, *, lock: bool = False) -> ParentRow:

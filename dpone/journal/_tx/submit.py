@@ -37,10 +37,17 @@ from dpone.journal._effects import absence_reconciled
 from dpone.journal._environment import environment
 from dpone.journal._governance import submit_authority
 from dpone.journal._ids import attempt_id
-from dpone.journal._leases import acquire, check_lease_identity, check_submit_holder, live_lease
-from dpone.journal._lookup import fence_refusal, require_child
+from dpone.journal._leases import (
+    acquire,
+    check_lease_identity,
+    check_submit_holder,
+    held_lease,
+    live_lease,
+)
+from dpone.journal._lookup import fence_refusal, present_child, require_child
 from dpone.journal._marker import check_binding, marker_document, marker_key
 from dpone.journal._models import child_model
+from dpone.journal._opening import read_opening
 from dpone.journal._rate import take_turn
 from dpone.journal._rows import AttemptRow, ChildRow, EnvironmentRow, ParentRow
 from dpone.journal._takeover import takeover as checked_takeover
@@ -218,12 +225,14 @@ def enter_submitting(tx: UnitOfWork, contract: StateContract, attempt: AttemptPl
                      lease: Lease, expected_revision: int, *,
                      fenced_replay: bool = False) -> ChildOperation:
     check_lease_identity(lease, attempt.operation_id, {"mutation"})
-    lease_epoch = live_lease(tx, lease).journal_epoch
-    current = environment(tx, lock="share")
+    # The lease, the environment held against a gate change, and the child: one read.
+    opened = read_opening(tx, attempt.operation_id, lease.kind, lock="share")
+    lease_epoch = held_lease(lease, opened.lease).journal_epoch
+    current = opened.environment
     epoch = current.journal_epoch
     if current.mutation_gate != "OPEN":
         raise gate_blocked(attempt.operation_id)
-    row = require_child(tx, attempt.operation_id)
+    row = present_child(attempt.operation_id, opened.child)
     parent, denied = submit_authority(tx, row.parent_id, row.operation_id)
     if denied is not None:  # read under the environment row: a revocation cannot interleave
         raise denied

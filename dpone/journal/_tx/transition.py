@@ -15,17 +15,24 @@ from dpone.contracts.journal import ChildOperation, Lease, LeaseClaim, Transitio
 from dpone.contracts.state import Fact, ListedTransition, StateContract, StateName
 from dpone.journal._cas import apply_decision, guarded
 from dpone.journal._effects import raise_watermark, records_watermark, releases_capacity
-from dpone.journal._environment import environment
 from dpone.journal._leases import (
+    UNREAD,
+    Unread,
     check_lease_identity,
     check_submit_holder,
-    granted_epoch,
+    held_lease,
     holding,
     release,
 )
-from dpone.journal._lookup import fence_refusal, prior_reconciliation, require_child
+from dpone.journal._lookup import (
+    fence_refusal,
+    present_child,
+    prior_reconciliation,
+    require_child,
+)
 from dpone.journal._models import child_model
-from dpone.journal._rows import ChildRow
+from dpone.journal._opening import read_opening
+from dpone.journal._rows import AttemptRow, ChildRow
 from dpone.journal._unit import UnitOfWork
 
 MAX_OBSERVATIONS_PER_OPERATION = 64
@@ -72,20 +79,31 @@ def _transitioned(tx: UnitOfWork, contract: StateContract, request: TransitionRe
     """The transition's stored row. ``written``: the row this transaction's previous CAS
     returned (current while the transaction lasts), instead of reading it again."""
     check_lease_identity(lease, request.operation_id, {lease.kind})
-    lease_epoch = granted_epoch(tx, lease, taken_epoch)
-    epoch = taken_epoch if taken_epoch is not None else environment(tx).journal_epoch
+    latest: AttemptRow | Unread | None = UNREAD
+    stored: ChildRow | None = None
+    if taken_epoch is None:  # the held lease, the environment and the child in one read
+        opened = read_opening(tx, request.operation_id, lease.kind)
+        lease_epoch = held_lease(lease, opened.lease).journal_epoch
+        epoch = opened.environment.journal_epoch
+        stored, latest = opened.child, opened.attempt
+    else:
+        lease_epoch = epoch = taken_epoch
     listed = contract.transitions.get(request.transition_id)
     if listed is not None and "attempt_ordinal" in listed.advances:
         raise DponeError(code="journal.illegal_transition", operation_id=request.operation_id,
                          message=f"{request.transition_id} enters SUBMITTING: use "
                          "plan_attempt and enter_submitting")
-    row = (written if written is not None and written.operation_id == request.operation_id
-           else require_child(tx, request.operation_id))
+    if written is not None and written.operation_id == request.operation_id:
+        row = written
+    elif taken_epoch is None:
+        row = present_child(request.operation_id, stored)
+    else:
+        row = require_child(tx, request.operation_id)
     if (listed is not None
             and records_watermark(contract.tuples[listed.target], row.mutation_kind)
             and tx.lock_domains([row.effect_conflict_domain])):
-        row = require_child(tx, request.operation_id)
-    check_submit_holder(tx, row, lease)
+        row, latest = require_child(tx, request.operation_id), UNREAD
+    check_submit_holder(tx, row, lease, latest)
     if listed is not None and WITHOUT_ROWS in listed.requires:
         _check_empty_input(tx, row, listed)
     prior_ids, prior_digests = (prior_reconciliation(tx, request.operation_id)

@@ -58,13 +58,18 @@ def test_the_verification_reads_no_row_the_answer_just_wrote(
     child, lease = submit(journal, operation_id)
     answer, verified, claim = _requests(child)
     reads: list[str] = []
-    read = transition_tx.require_child
+    read, opening = transition_tx.require_child, transition_tx.read_opening
 
     def counted(tx: Any, operation_id: str) -> Any:
         reads.append(operation_id)
         return read(tx, operation_id)
 
+    def opened(tx: Any, operation_id: str, kind: str, **options: Any) -> Any:
+        reads.append(operation_id)  # the answer's opening read: lease, environment and child
+        return opening(tx, operation_id, kind, **options)
+
     monkeypatch.setattr(transition_tx, "require_child", counted)
+    monkeypatch.setattr(transition_tx, "read_opening", opened)
     _, done = journal.settle_response(answer, lease, verification=verified,
                                       verification_lease=claim)
     assert reads == [child.operation_id]

@@ -1,0 +1,64 @@
+"""The reads that open a transaction under a held lease, in one statement.
+
+A transaction that relies on a held lease first reads the environment row (journal epoch,
+mutation gate), the lease as it is stored (live by the database clock), the child and the
+child's latest attempt. ``opening_read`` returns the four in one round trip, and each is then
+checked exactly as its own read would be: :func:`~._leases.held_lease` for the lease,
+:func:`~._lookup.present_child` for the child, :func:`~._leases.check_submit_holder` for the
+attempt. ``lock="share"`` holds the environment row against a gate change until commit, as
+``environment(tx, lock="share")`` does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dpone.contracts._errors import DponeError
+from dpone.journal._environment import EnvironmentLock, environment, remember
+from dpone.journal._rows import AttemptRow, ChildRow, EnvironmentRow, LeaseRow, Row
+from dpone.journal._unit import UnitOfWork
+
+
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """What ``opening_read`` found: None where there is no lease, child or attempt."""
+
+    environment: EnvironmentRow
+    lease: LeaseRow | None
+    child: ChildRow | None
+    attempt: AttemptRow | None
+
+
+def read_opening(tx: UnitOfWork, operation_id: str, kind: str, *,
+                 lock: EnvironmentLock = "none") -> Opening:
+    """The environment row, the stored ``kind`` lease on ``operation_id``, the child and its
+    latest attempt, read together (``lock``: ``none`` or ``share`` on the environment row)."""
+    if lock == "update":
+        raise ValueError("an opening read never holds the environment row for update")
+    row = _read(tx, operation_id, kind, lock)
+    if row is None:  # the first transaction of this environment creates its row
+        environment(tx, lock=lock)
+        row = _read(tx, operation_id, kind, lock)
+    if row is None:
+        raise DponeError(code="journal.unavailable", message="the environment row is missing")
+    current = EnvironmentRow(journal_epoch=int(row["o_env_journal_epoch"]),
+                             mutation_gate=str(row["o_env_mutation_gate"]))
+    remember(tx, current)
+    lease, attempt = _prefixed(row, "o_lease_"), _prefixed(row, "o_attempt_")
+    return Opening(environment=current, lease=None if lease is None else LeaseRow.decode(lease),
+                   child=None if row["operation_id"] is None else ChildRow.decode(tx.codec, row),
+                   attempt=None if attempt is None else AttemptRow.decode(attempt))
+
+
+def _read(tx: UnitOfWork, operation_id: str, kind: str, lock: EnvironmentLock) -> Row | None:
+    if lock == "share":
+        return tx.one("opening_read_share", operation_id=operation_id, kind=kind)
+    return tx.one("opening_read", operation_id=operation_id, kind=kind)
+
+
+def _prefixed(row: Row, prefix: str) -> dict[str, object] | None:
+    """The columns of ``row`` named ``prefix``..., without the prefix; None when the row it
+    joined is missing (its first column NULL)."""
+    picked = {name[len(prefix):]: value for name, value in row.items()
+              if name.startswith(prefix)}
+    return None if next(iter(picked.values()), None) is None else picked
