@@ -57,6 +57,7 @@ import _coldstart
 import _deliver_data as data
 import _deliver_paths as paths
 import _deliver_stages as stages
+import _lag_proxy as lag
 from _answering import answering_transport
 from _deliver_cpu import PidSource
 from _deliver_report import MB, Result, Sealing, render
@@ -91,7 +92,9 @@ def _sqlite_url(scratch: Path) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def journals(names: list[str]) -> Iterator[list[Journal]]:
+def journals(names: list[str], rtt_ms: float = 0.0) -> Iterator[list[Journal]]:
+    """The chosen journals; ``rtt_ms``: PostgreSQL reached through ``_lag_proxy`` (each
+    direction held half of it), as a journal on another host."""
     chosen = []
     if "sqlite" in names:
         chosen.append(Journal("sqlite", "SQLite journal (WAL, a fresh file per run)", _sqlite_url,
@@ -106,14 +109,19 @@ def journals(names: list[str]) -> Iterator[list[Journal]]:
     from dpone.journal.postgres import PostgresJournal  # noqa: PLC0415
     from support.postgres_cluster import ThrowawayCluster  # noqa: PLC0415
 
-    with ThrowawayCluster(fsync=True) as cluster:
+    with ThrowawayCluster(fsync=True) as cluster, contextlib.ExitStack() as stack:
+        served = cluster.dsn
+        if rtt_ms > 0:
+            port = stack.enter_context(lag.lagged(cluster.primary.port, rtt_ms / 2))
+            served = served.replace(f":{cluster.primary.port}/", f":{port}/")
+
         @contextlib.contextmanager
         def schema_url(_scratch: Path) -> Iterator[str]:
             schema = "bench_" + secrets.token_hex(6)
             with psycopg.connect(cluster.dsn, autocommit=True) as admin:
                 admin.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
             try:
-                yield f"{cluster.dsn}?options={quote(f'-c search_path={schema},public')}"
+                yield f"{served}?options={quote(f'-c search_path={schema},public')}"
             finally:
                 with psycopg.connect(cluster.dsn, autocommit=True) as admin:
                     admin.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(
@@ -133,9 +141,13 @@ def journals(names: list[str]) -> Iterator[list[Journal]]:
             settings = [str(probe.execute(f"SHOW {name}").fetchone()[0])  # type: ignore[index]
                         for name in ("server_version", "fsync", "synchronous_commit")]
         postmaster = cluster.primary.data / "postmaster.pid"
+        remote = "" if rtt_ms <= 0 else (
+            f", through a proxy holding each direction {rtt_ms / 2:g} ms: a round trip "
+            f"{lag.round_trip_ms(served):.2f} ms, against {lag.round_trip_ms(cluster.dsn):.2f} "
+            "ms direct")
         chosen.append(Journal("postgres", f"PostgreSQL {settings[0].split()[0]} journal (fsync="
                               f"{settings[1]}, synchronous_commit={settings[2]}, a fresh schema "
-                              "per run)", schema_url, postgres_journal,
+                              f"per run{remote})", schema_url, postgres_journal,
                               lambda: int(postmaster.read_text().split()[0])))
         yield chosen
 
@@ -281,7 +293,7 @@ def run(args: argparse.Namespace, scratch: Path, log: TextIO) -> dict[str, Any]:
     results: list[tuple[Result, str]] = []
     try:
         registry = data.write_registry(scratch / "registry", csv_file, receiver.base_url)
-        with journals(journal_names) as chosen:
+        with journals(journal_names, args.journal_rtt_ms) as chosen:
             bench = Bench(args, scratch, receiver, registry, csv_file, token, log)
             for name in scenarios_wanted:
                 scenario = seal(name, registry, scratch)
@@ -319,6 +331,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="repeats per path; medians (3)")
     parser.add_argument("--scenario", choices=("sync", "async", "both"), default="both")
     parser.add_argument("--journal", choices=("sqlite", "postgres", "both"), default="sqlite")
+    parser.add_argument("--journal-rtt-ms", type=float, default=0.0,
+                        help="reach the PostgreSQL journal through a proxy that holds each "
+                             "direction half of this many ms, as a journal on another host (0: "
+                             "directly)")
     parser.add_argument("--peer", choices=("naive", "none"), default="naive")
     parser.add_argument("--receiver", choices=("lines", "mock"), default="lines",
                         help="lines: the row-counting receiver; mock: `dpone receiver serve` "

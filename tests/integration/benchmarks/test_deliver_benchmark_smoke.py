@@ -1,6 +1,7 @@
 """The delivery benchmark runs end to end on a small dataset; figures are never asserted.
 
-It runs every path (dpone deliver, the naive client, the bare upload, the in-process run, and
+The PostgreSQL journal is reached through the latency proxy (``--journal-rtt-ms``). It runs
+every path (dpone deliver, the naive client, the bare upload, the in-process run, and
 for the synchronous scenario the in-process run through a transport that answers at once) for
 both scenarios on both journals against the row-counting receiver. The script itself stops
 non-zero when a run leaves the receiver with a row missing or applied twice; the test checks
@@ -34,7 +35,8 @@ def test_delivery_benchmark_runs_every_path_and_every_row_arrives_once(tmp_path:
     output = tmp_path / "deliver.json"
     result = subprocess.run(
         [sys.executable, str(BENCHMARK), "--rows", str(ROWS), "--repeat", "1", "--journal",
-         "both", "--peer", "naive", "--telemetry", "--output", str(output)],
+         "both", "--peer", "naive", "--telemetry", "--journal-rtt-ms", "1", "--output",
+         str(output)],
         capture_output=True, text=True, timeout=900, check=False)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     for header in ("sync NDJSON", "async CSV+gzip", "SQLite journal", "PostgreSQL", "dpone/naive",
@@ -42,6 +44,7 @@ def test_delivery_benchmark_runs_every_path_and_every_row_arrives_once(tmp_path:
                    "== cold start", "dpone delivery inspect --help", "stage floor",
                    "x the stage floor", "cores busy", "cores busy (this process's CPU over wall",
                    "drive over the checked upload", "drive with no wire",
+                   "through a proxy holding each direction 0.5 ms: a round trip",
                    "deliver() with no wire"):
         assert header in result.stdout
     document = json.loads(output.read_text())
