@@ -5,8 +5,8 @@ mutation gate), the lease as it is stored (live by the database clock), the chil
 child's latest attempt. ``opening_read`` returns the four in one round trip, and each is then
 checked exactly as its own read would be: :func:`~._leases.held_lease` for the lease,
 :func:`~._lookup.present_child` for the child, :func:`~._leases.check_submit_holder` for the
-attempt. ``lock="share"`` holds the environment row against a gate change until commit, as
-``environment(tx, lock="share")`` does.
+attempt. A transaction that must hold the environment row against a gate change reads it
+again with ``environment(tx, lock="share")``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dpone.contracts._errors import DponeError
-from dpone.journal._environment import EnvironmentLock, environment, remember
+from dpone.journal._environment import environment, remember
 from dpone.journal._rows import AttemptRow, ChildRow, EnvironmentRow, LeaseRow, Row
 from dpone.journal._unit import UnitOfWork
 
@@ -29,16 +29,13 @@ class Opening:
     attempt: AttemptRow | None
 
 
-def read_opening(tx: UnitOfWork, operation_id: str, kind: str, *,
-                 lock: EnvironmentLock = "none") -> Opening:
+def read_opening(tx: UnitOfWork, operation_id: str, kind: str) -> Opening:
     """The environment row, the stored ``kind`` lease on ``operation_id``, the child and its
-    latest attempt, read together (``lock``: ``none`` or ``share`` on the environment row)."""
-    if lock == "update":
-        raise ValueError("an opening read never holds the environment row for update")
-    row = _read(tx, operation_id, kind, lock)
+    latest attempt, read together."""
+    row = tx.one("opening_read", operation_id=operation_id, kind=kind)
     if row is None:  # the first transaction of this environment creates its row
-        environment(tx, lock=lock)
-        row = _read(tx, operation_id, kind, lock)
+        environment(tx)
+        row = tx.one("opening_read", operation_id=operation_id, kind=kind)
     if row is None:
         raise DponeError(code="journal.unavailable", message="the environment row is missing")
     current = EnvironmentRow(journal_epoch=int(row["o_env_journal_epoch"]),
@@ -48,12 +45,6 @@ def read_opening(tx: UnitOfWork, operation_id: str, kind: str, *,
     return Opening(environment=current, lease=None if lease is None else LeaseRow.decode(lease),
                    child=None if row["operation_id"] is None else ChildRow.decode(tx.codec, row),
                    attempt=None if attempt is None else AttemptRow.decode(attempt))
-
-
-def _read(tx: UnitOfWork, operation_id: str, kind: str, lock: EnvironmentLock) -> Row | None:
-    if lock == "share":
-        return tx.one("opening_read_share", operation_id=operation_id, kind=kind)
-    return tx.one("opening_read", operation_id=operation_id, kind=kind)
 
 
 def _prefixed(row: Row, prefix: str) -> dict[str, object] | None:

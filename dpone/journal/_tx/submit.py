@@ -225,10 +225,9 @@ def enter_submitting(tx: UnitOfWork, contract: StateContract, attempt: AttemptPl
                      lease: Lease, expected_revision: int, *,
                      fenced_replay: bool = False) -> ChildOperation:
     check_lease_identity(lease, attempt.operation_id, {"mutation"})
-    # The lease, the environment held against a gate change, and the child: one read.
-    opened = read_opening(tx, attempt.operation_id, lease.kind, lock="share")
+    opened = read_opening(tx, attempt.operation_id, lease.kind)  # the lease and the child
     lease_epoch = held_lease(lease, opened.lease).journal_epoch
-    current = opened.environment
+    current = environment(tx, lock="share")  # held against a gate change until commit
     epoch = current.journal_epoch
     if current.mutation_gate != "OPEN":
         raise gate_blocked(attempt.operation_id)

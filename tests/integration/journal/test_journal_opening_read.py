@@ -1,14 +1,12 @@
 """The opening read of a transaction under a held lease (``_opening.read_opening``), on every
-journal: one statement gives what ``get_environment`` / ``share_environment``, ``check_lease``,
+journal: one statement gives what ``get_environment``, ``check_lease``,
 ``get_child`` and ``latest_attempt`` give one by one, in every case the callers check (no lease,
 a lease of another kind, no child, no attempt yet, an attempt entered, an expired lease)."""
 
 from __future__ import annotations
 
 import time
-from typing import Any, cast
-
-import pytest
+from typing import cast
 
 from dpone.contracts.journal import DeliveryJournalPort
 from dpone.journal._environment import environment
@@ -30,43 +28,42 @@ def _separately(tx: UnitOfWork, operation_id: str, kind: str) -> Opening:
                    attempt=None if attempt is None else AttemptRow.decode(attempt))
 
 
-def _both(journal: DeliveryJournalPort, operation_id: str, kind: str,
-          lock: str = "none") -> tuple[Opening, Opening]:
+def _both(journal: DeliveryJournalPort, operation_id: str,
+          kind: str) -> tuple[Opening, Opening]:
     port = cast(JournalBase, journal)
 
     def work(tx: UnitOfWork) -> tuple[Opening, Opening]:
-        return (read_opening(tx, operation_id, kind, lock=cast(Any, lock)),
+        return (read_opening(tx, operation_id, kind),
                 _separately(tx, operation_id, kind))
 
     return port._run(work, "read")
 
 
-@pytest.mark.parametrize("lock", ["none", "share"])
 def test_the_opening_read_gives_what_the_separate_reads_give(
-        journal: DeliveryJournalPort, lock: str) -> None:
+        journal: DeliveryJournalPort) -> None:
     children = journal.admit_parent(admission([(0, 10), (10, 20)])).parent.children
     first, second = (child.operation_id for child in children)
     # A child with no lease and no attempt; then its mutation lease; then an entered attempt.
-    opened, separate = _both(journal, first, "mutation", lock)
+    opened, separate = _both(journal, first, "mutation")
     assert opened == separate and opened.lease is None and opened.attempt is None
     assert opened.child is not None and opened.child.operation_id == first
     lease = journal.acquire_lease(first, "mutation", "worker-1", 60)
-    opened, separate = _both(journal, first, "mutation", lock)
+    opened, separate = _both(journal, first, "mutation")
     assert opened == separate
     assert opened.lease is not None and (opened.lease.holder, opened.lease.token) == (
         "worker-1", lease.token) and opened.lease.live
-    assert _both(journal, first, "observation", lock)[0].lease is None  # another kind
+    assert _both(journal, first, "observation")[0].lease is None  # another kind
     child, _ = submit(journal, first, lease=lease)
-    opened, separate = _both(journal, first, "mutation", lock)
+    opened, separate = _both(journal, first, "mutation")
     assert opened == separate and opened.child is not None
     assert opened.attempt is not None and opened.attempt.attempt_ordinal == 1
     assert (opened.attempt.lease_holder, opened.attempt.lease_token) == ("worker-1", lease.token)
     assert opened.child.revision == child.revision
     # Another child's lease and attempt are not this one's.
-    opened, separate = _both(journal, second, "mutation", lock)
+    opened, separate = _both(journal, second, "mutation")
     assert opened == separate and opened.lease is None and opened.attempt is None
     # A child that does not exist: the environment and nothing else.
-    opened, separate = _both(journal, "op-missing", "mutation", lock)
+    opened, separate = _both(journal, "op-missing", "mutation")
     assert opened == separate and (opened.child, opened.lease, opened.attempt) == (
         None, None, None)
     assert opened.environment.mutation_gate == "OPEN"

@@ -342,31 +342,6 @@ SELECT e.journal_epoch AS o_env_journal_epoch, e.mutation_gate AS o_env_mutation
        ORDER BY attempt_ordinal DESC LIMIT 1) a ON true
  WHERE e.environment_id = %(environment_id)s;
 
--- name: opening_read_share
--- opening_read with the environment row held FOR SHARE (share_environment).
-SELECT e.journal_epoch AS o_env_journal_epoch, e.mutation_gate AS o_env_mutation_gate,
-       l.holder AS o_lease_holder, l.token AS o_lease_token,
-       l.journal_epoch AS o_lease_journal_epoch, l.live AS o_lease_live,
-       a.attempt_id AS o_attempt_attempt_id, a.attempt_ordinal AS o_attempt_attempt_ordinal,
-       a.lease_holder AS o_attempt_lease_holder, a.lease_token AS o_attempt_lease_token,
-       a.outcome AS o_attempt_outcome, c.*
-  FROM rest_delivery_environment e
-  LEFT JOIN LATERAL (
-      SELECT holder, token, journal_epoch, expires_at > clock_timestamp() AS live
-        FROM rest_delivery_lease
-       WHERE operation_id = %(operation_id)s AND kind = %(kind)s
-         AND environment_id = e.environment_id
-         FOR SHARE) l ON true
-  LEFT JOIN rest_delivery_child c
-    ON c.operation_id = %(operation_id)s AND c.environment_id = e.environment_id
-  LEFT JOIN LATERAL (
-      SELECT attempt_id, attempt_ordinal, lease_holder, lease_token, outcome
-        FROM rest_delivery_attempt
-       WHERE operation_id = %(operation_id)s AND environment_id = e.environment_id
-       ORDER BY attempt_ordinal DESC LIMIT 1) a ON true
- WHERE e.environment_id = %(environment_id)s
-   FOR SHARE OF e;
-
 -- name: admitted_mutation_lease
 SELECT c.operation_id, l.holder, l.expires_at
   FROM rest_delivery_parent p

@@ -282,25 +282,6 @@ SELECT e.journal_epoch AS o_env_journal_epoch, e.mutation_gate AS o_env_mutation
                         ORDER BY attempt_ordinal DESC LIMIT 1)
  WHERE e.environment_id = :environment_id;
 
--- name: opening_read_share
--- Locking reads are plain reads here: the BEGIN IMMEDIATE write lock already holds every row.
-SELECT e.journal_epoch AS o_env_journal_epoch, e.mutation_gate AS o_env_mutation_gate,
-       l.holder AS o_lease_holder, l.token AS o_lease_token,
-       l.journal_epoch AS o_lease_journal_epoch, julianday(l.expires_at) > julianday('now') AS o_lease_live,
-       a.attempt_id AS o_attempt_attempt_id, a.attempt_ordinal AS o_attempt_attempt_ordinal,
-       a.lease_holder AS o_attempt_lease_holder, a.lease_token AS o_attempt_lease_token,
-       a.outcome AS o_attempt_outcome, c.*
-  FROM rest_delivery_environment e
-  LEFT JOIN rest_delivery_lease l
-    ON l.operation_id = :operation_id AND l.kind = :kind AND l.environment_id = e.environment_id
-  LEFT JOIN rest_delivery_child c
-    ON c.operation_id = :operation_id AND c.environment_id = e.environment_id
-  LEFT JOIN rest_delivery_attempt a
-    ON a.attempt_id = (SELECT attempt_id FROM rest_delivery_attempt
-                        WHERE operation_id = :operation_id AND environment_id = e.environment_id
-                        ORDER BY attempt_ordinal DESC LIMIT 1)
- WHERE e.environment_id = :environment_id;
-
 -- name: admitted_mutation_lease
 SELECT c.operation_id, l.holder, l.expires_at
   FROM rest_delivery_parent p
