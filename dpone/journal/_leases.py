@@ -22,7 +22,6 @@ from dpone.journal._unit import UnitOfWork
 _T = TypeVar("_T")
 
 
-
 class Unread:
     """Not read yet by this transaction (the type of :data:`UNREAD`)."""
 
