@@ -15,6 +15,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from _line_receiver import count_lines
+
 from dpone.contracts.plan import RestDeliveryPlan
 from dpone.contracts.transport import Response
 from dpone.executor.transport import OutboundRequest
@@ -23,7 +25,8 @@ BATCHES = "/mock/v1/batches/"
 
 
 class AnsweringTransport:
-    """``send`` reads the body, counts its lines and answers ``200`` with every row accepted."""
+    """``send`` reads the body, counts its lines as the line receiver does and answers ``200``
+    with every row accepted."""
 
     def __init__(self) -> None:
         self.batches = 0
@@ -32,22 +35,15 @@ class AnsweringTransport:
         if request.method != "POST" or not request.path.startswith(BATCHES):
             raise ValueError(f"the answering transport takes NDJSON batches only, not "
                              f"{request.method} {request.path}")
-        rows, last, size = 0, b"", 0
-        for chunk in request.body:
-            rows += chunk.count(b"\n")
-            size += len(chunk)
-            last = chunk[-1:] or last
-        if size != request.content_length:
-            raise ValueError(f"the body gave {size} bytes, content_length is "
+        body = b"".join(request.body)
+        if len(body) != request.content_length:
+            raise ValueError(f"the body gave {len(body)} bytes, content_length is "
                              f"{request.content_length}")
-        rows += 1 if last not in (b"", b"\n") else 0
         self.batches += 1
-        answer = {"batch_id": f"batch-{self.batches}", "accepted_rows": rows, "rejected_rows": 0}
+        answer = {"batch_id": f"batch-{self.batches}", "accepted_rows": count_lines(body),
+                  "rejected_rows": 0}
         return Response(status=200, headers={"content-type": "application/json"},
                         body=json.dumps(answer).encode())
-
-    def close(self) -> None:
-        """Nothing to close (the port's shape)."""
 
 
 @contextlib.contextmanager

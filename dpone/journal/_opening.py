@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from dpone.contracts._errors import DponeError
 from dpone.journal._environment import environment, remember
-from dpone.journal._rows import AttemptRow, ChildRow, EnvironmentRow, LeaseRow, Row
+from dpone.journal._rows import AttemptRow, ChildRow, EnvironmentRow, LeaseRow
 from dpone.journal._unit import UnitOfWork
 
 
@@ -41,15 +41,10 @@ def read_opening(tx: UnitOfWork, operation_id: str, kind: str) -> Opening:
     current = EnvironmentRow(journal_epoch=int(row["o_env_journal_epoch"]),
                              mutation_gate=str(row["o_env_mutation_gate"]))
     remember(tx, current)
-    lease, attempt = _prefixed(row, "o_lease_"), _prefixed(row, "o_attempt_")
-    return Opening(environment=current, lease=None if lease is None else LeaseRow.decode(lease),
-                   child=None if row["operation_id"] is None else ChildRow.decode(tx.codec, row),
-                   attempt=None if attempt is None else AttemptRow.decode(attempt))
-
-
-def _prefixed(row: Row, prefix: str) -> dict[str, object] | None:
-    """The columns of ``row`` named ``prefix``..., without the prefix; None when the row it
-    joined is missing (its first column NULL)."""
-    picked = {name[len(prefix):]: value for name, value in row.items()
-              if name.startswith(prefix)}
-    return None if next(iter(picked.values()), None) is None else picked
+    # A joined row that is missing leaves its NOT NULL key column NULL.
+    return Opening(
+        environment=current,
+        lease=None if row["o_lease_holder"] is None else LeaseRow.decode(row, "o_lease_"),
+        child=None if row["operation_id"] is None else ChildRow.decode(tx.codec, row),
+        attempt=(None if row["o_attempt_attempt_id"] is None
+                 else AttemptRow.decode(row, "o_attempt_")))

@@ -220,9 +220,11 @@ class LeaseRow:
     live: bool
 
     @classmethod
-    def decode(cls, row: Row) -> Self:
-        return cls(holder=str(row["holder"]), token=int(row["token"]),
-                   journal_epoch=int(row["journal_epoch"]), live=bool(row["live"]))
+    def decode(cls, row: Row, prefix: str = "") -> Self:
+        """The lease in ``row``, its columns named ``prefix``... (a joined read's)."""
+        return cls(holder=str(row[f"{prefix}holder"]), token=int(row[f"{prefix}token"]),
+                   journal_epoch=int(row[f"{prefix}journal_epoch"]),
+                   live=bool(row[f"{prefix}live"]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,10 +238,13 @@ class AttemptRow:
     outcome: str | None = None
 
     @classmethod
-    def decode(cls, row: Row) -> Self:
-        outcome = row.get("outcome")
-        return cls(attempt_id=str(row["attempt_id"]), attempt_ordinal=int(row["attempt_ordinal"]),
-                   lease_holder=str(row["lease_holder"]), lease_token=int(row["lease_token"]),
+    def decode(cls, row: Row, prefix: str = "") -> Self:
+        """The attempt in ``row``, its columns named ``prefix``... (a joined read's)."""
+        outcome = row.get(f"{prefix}outcome")
+        return cls(attempt_id=str(row[f"{prefix}attempt_id"]),
+                   attempt_ordinal=int(row[f"{prefix}attempt_ordinal"]),
+                   lease_holder=str(row[f"{prefix}lease_holder"]),
+                   lease_token=int(row[f"{prefix}lease_token"]),
                    outcome=None if outcome is None else str(outcome))
 
 

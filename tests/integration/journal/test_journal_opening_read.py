@@ -10,10 +10,9 @@ from typing import cast
 
 from dpone.contracts.journal import DeliveryJournalPort
 from dpone.journal._environment import environment
-from dpone.journal._lookup import require_child
 from dpone.journal._opening import Opening, read_opening
 from dpone.journal._port import JournalBase
-from dpone.journal._rows import AttemptRow, LeaseRow
+from dpone.journal._rows import AttemptRow, ChildRow, LeaseRow
 from dpone.journal._unit import UnitOfWork
 from support.journal import admission, submit
 
@@ -21,9 +20,9 @@ from support.journal import admission, submit
 def _separately(tx: UnitOfWork, operation_id: str, kind: str) -> Opening:
     lease = tx.one("check_lease", operation_id=operation_id, kind=kind)
     attempt = tx.one("latest_attempt", operation_id=operation_id)
-    child = require_child(tx, operation_id) if tx.one(
-        "get_child", operation_id=operation_id) is not None else None
-    return Opening(environment=environment(tx), child=child,
+    child = tx.one("get_child", operation_id=operation_id)
+    return Opening(environment=environment(tx),
+                   child=None if child is None else ChildRow.decode(tx.codec, child),
                    lease=None if lease is None else LeaseRow.decode(lease),
                    attempt=None if attempt is None else AttemptRow.decode(attempt))
 
