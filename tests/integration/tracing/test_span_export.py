@@ -31,10 +31,13 @@ PARENT_ID = "b7ad6b7169203331"
 TRACEPARENT = f"00-{TRACE_ID}-{PARENT_ID}-01"
 ENTRY = {"dpone": "dpone.cli.main", "dpone-executor": "dpone.cli.executor_app"}
 
-# Run as `python -c PROBE ENTRY MODE ARGS...`: the entry point's main(), then, on stderr's last
-# line, which tracer provider the process ended with and whether it loaded the SDK, and the exit
-# with main's code (after the interpreter's exit handlers, as a console script). MODE no-sdk
+# Run as `python -c PROBE ENTRY MODE ARGS...`: the entry point's main(), then, on a stderr line
+# of its own marked PROBE_MARK (written in one write, so that a line an exporter thread logs
+# meanwhile cannot run into it), which tracer provider the process ended with and whether it
+# loaded the SDK, and the exit with main's code (after the interpreter's exit handlers, as a
+# console script). MODE no-sdk
 # makes the SDK and its exporters unimportable, as in an install without the otel extra.
+PROBE_MARK = "dpone-probe "
 PROBE = """
 import importlib.abc, json, sys
 entry, mode, *args = sys.argv[1:]
@@ -52,8 +55,9 @@ try:
     main()
 except SystemExit as stop:
     code = stop.code
-print(json.dumps({"code": code, "provider": type(trace.get_tracer_provider()).__name__,
-                  "sdk": "opentelemetry.sdk" in sys.modules}), file=sys.stderr)
+sys.stderr.write("dpone-probe " + json.dumps({
+    "code": code, "provider": type(trace.get_tracer_provider()).__name__,
+    "sdk": "opentelemetry.sdk" in sys.modules}) + "\\n")
 sys.exit(code)
 """
 
@@ -70,9 +74,11 @@ def _run(command: str, *args: str, cwd: Path, mode: str = "sdk",
     ran = subprocess.run([sys.executable, "-c", PROBE, ENTRY[command], mode, *args],
                          capture_output=True, text=True, timeout=120, check=False, cwd=cwd,
                          env=_environ(**extra))
-    *before, last = ran.stderr.strip().splitlines() or [""]
-    probe: dict[str, Any] = json.loads(last)
-    probe["stderr"] = "\n".join(before)
+    lines = ran.stderr.strip().splitlines()
+    marked = [n for n, line in enumerate(lines) if line.startswith(PROBE_MARK)]
+    assert marked, ran.stdout + ran.stderr
+    probe: dict[str, Any] = json.loads(lines[marked[-1]].removeprefix(PROBE_MARK))
+    probe["stderr"] = "\n".join(lines[:marked[-1]] + lines[marked[-1] + 1:])
     return ran, probe
 
 
