@@ -7,7 +7,9 @@ journal's server) share with it, so its wall time is bounded by the CPU all of t
 its direct children, from ``/proc``: Linux only, None elsewhere); the same around the bare
 and checked uploads. :func:`render` prints the medians against the wall time and the machine's
 cores (when the sum nears the cores times the wall, the stage is CPU-bound and only spending
-less CPU per child makes it faster), this process's CPU per child on each path, and how the
+less CPU per child makes it faster), the CPU floor of each delivery (all of its CPU over all
+the cores: no schedule of the same work finishes sooner on this machine) against the bare
+upload, this process's CPU per child on each path, and how the
 delivery's splits over its ports: the CPU time (``time.thread_time``) of the calling thread in
 each journal, artifact and transport call, the rest being the supervisor's own; and this
 process's context switches per child on each path (``getrusage``: voluntary ones are a thread
@@ -124,6 +126,10 @@ def render(runs: dict[str, list[tuple[float, dict[str, float]]]],
             "median_s": {k: round(v, 3) for k, v in median.items()}, "wall_s": round(wall, 3),
             "cores_busy": round(sum(median.values()) / wall, 2),
             "this_process_ms_per_child": round(per_child[path], 2)}
+    floor = _floor(measured, cores)
+    if floor:
+        lines.append(floor[0])
+        document["cpu_floor"] = floor[1]
     lines.append("  this process per child: " + ", ".join(
         f"{ms:.1f} ms ({LABELS[path]})" for path, ms in per_child.items()))
     switches = _switches(runs, children)
@@ -152,6 +158,25 @@ def render(runs: dict[str, list[tuple[float, dict[str, float]]]],
                      f"{held:.2f} s of the {wall:.2f} s ({held / wall:.0%}; its serial part)")
         document["in_process"]["journal_connection_lent_s"] = round(held, 3)
     return lines, document
+
+
+def _floor(measured: dict[str, tuple[float, dict[str, float]]],
+           cores: int) -> tuple[str, dict[str, Any]] | None:
+    """The fastest each watched delivery could run on this machine: its CPU (every watched
+    process) spread over all the cores, were they busy all the time; against the bare upload."""
+    if "bare" not in measured:
+        return None
+    bare_s = measured["bare"][0]
+    floors = {path: sum(measured[path][1].values()) / cores
+              for path in ("in-process", "no-wire") if path in measured}
+    text = " and ".join(f"{LABELS[path]} {seconds:.2f} s = {seconds / bare_s:.2f}x"
+                        for path, seconds in floors.items())
+    line = (f"  CPU floor (the CPU above over the {cores} cores, were they always busy; no "
+            f"schedule of the same work runs faster here): {text} the bare upload "
+            f"({bare_s:.2f} s)")
+    return line, {"bare_s": round(bare_s, 4), **{
+        path.replace("-", "_"): {"s": round(seconds, 4), "over_bare": round(seconds / bare_s, 3)}
+        for path, seconds in floors.items()}}
 
 
 PORTS = {"journal": "journal", "artifacts": "artifacts", "submit": "transport",

@@ -93,6 +93,13 @@ def test_delivery_benchmark_runs_every_path_and_every_row_arrives_once(tmp_path:
             switches = cpu[path]["context_switches_per_child"]
             assert set(switches) == {"voluntary", "involuntary"}
             assert all(switches[kind] >= 0 for kind in switches)
+        floor = cpu["cpu_floor"]  # all the watched CPU over the cores, against the bare upload
+        assert floor["bare_s"] == pytest.approx(cpu["bare"]["wall_s"], abs=0.0006)
+        for path in ("in_process", *(["no_wire"] if sync else [])):
+            spent = sum(cpu[path]["median_s"].values()) / cpu["cores"]
+            assert floor[path]["s"] == pytest.approx(spent, abs=0.002), path
+            assert floor[path]["over_bare"] == pytest.approx(floor[path]["s"] / floor["bare_s"],
+                                                             rel=0.02), path
         by_port = cpu["in_process"]["ms_per_child_by_port"]  # the calling threads' CPU per port
         assert set(by_port) == {"journal", "artifacts", "transport", "rest"}
         assert all(_positive(by_port[name]) for name in ("journal", "artifacts", "transport"))
