@@ -35,10 +35,10 @@ ENTRY = {"dpone": "dpone.cli.main", "dpone-executor": "dpone.cli.executor_app"}
 # of its own marked PROBE_MARK (written in one write, so that a line an exporter thread logs
 # meanwhile cannot run into it), which tracer provider the process ended with and whether it
 # loaded the SDK, and the exit with main's code (after the interpreter's exit handlers, as a
-# console script). MODE no-sdk
-# makes the SDK and its exporters unimportable, as in an install without the otel extra.
+# console script). MODE no-sdk makes the SDK and its exporters unimportable, as in an install
+# without the otel extra.
 PROBE_MARK = "dpone-probe "
-PROBE = """
+PROBE = f"MARK = {PROBE_MARK!r}\n" + """
 import importlib.abc, json, sys
 entry, mode, *args = sys.argv[1:]
 class NoSdk(importlib.abc.MetaPathFinder):
@@ -55,7 +55,7 @@ try:
     main()
 except SystemExit as stop:
     code = stop.code
-sys.stderr.write("dpone-probe " + json.dumps({
+sys.stderr.write(MARK + json.dumps({
     "code": code, "provider": type(trace.get_tracer_provider()).__name__,
     "sdk": "opentelemetry.sdk" in sys.modules}) + "\\n")
 sys.exit(code)
